@@ -1482,6 +1482,11 @@ def _means_not(amount: float, spans: Sequence[str]) -> list[str]:
 #: The unit a locator names right after a quoted table cell or row (``row '| Dot   | 4.48   |' in TB/s``).
 _UNIT_AFTER_QUOTE = re.compile(r"' in ([A-Za-z]+(?:/[A-Za-z]+)?)\b(?!/)")
 
+#: What makes a quoted span a place, not a figure: ``column`` or ``row`` right after it (``'GeForce RTX 4080 16 GB'
+#: column``: the name of a table's column, whose 16 GB is no figure of the fact read under it).
+#: (compiled when first used, :func:`_compiled`).
+_PLACE_AFTER_QUOTE = r"(?i)'[ \t]+(?:column|row)s?\b"
+
 
 def _in_named_unit(locator: str) -> list[str]:
     """The spans ``locator`` quotes (:func:`quoted_spans`, in order), each followed in the locator by ``in UNIT``
@@ -1489,7 +1494,9 @@ def _in_named_unit(locator: str) -> list[str]:
     TB/s`` → ``| Dot   | 4.48 TB/s   |``): a table's cells state their figures in the unit of its header, which the
     locator names outside the quote. Attack54: a derivation input moved 4.48 → 4.58 TB/s under the unchanged row
     ``'| Dot   | 4.48              |' in TB/s`` passed ``check`` (0 problems) and the re-locked review, its quote
-    stating no figure with a unit. Raises nothing."""
+    stating no figure with a unit. A span followed by ``column`` or ``row`` (:data:`_PLACE_AFTER_QUOTE`) names a
+    place of the document, its numbers no figure: it reads ``""`` (``'GeForce RTX 4080 16 GB' column`` read as
+    16 GB, a MISMATCH of the RTX 4080's 64 MiB ``l2`` read under it, tests/test_fix55.py). Raises nothing."""
     from passprice.addedfacts import _reads
     from passprice.textchange import NUMBER
 
@@ -1497,6 +1504,9 @@ def _in_named_unit(locator: str) -> list[str]:
     out = []
     for opening, span in _quotes(text):
         if span.isspace():
+            continue
+        if _compiled(_PLACE_AFTER_QUOTE).match(text, opening + 1 + len(span)):
+            out.append("")  # a column's or row's name: where the figure is, not a figure
             continue
         named = _UNIT_AFTER_QUOTE.match(text, opening + 1 + len(span))
         if named is not None and _reads(named.group(1)):
@@ -1517,38 +1527,56 @@ RUN_UNIT = "tokens/s"
 
 #: What follows a figure in tokens per second (``131.44 tokens per second``, ``135.07 tokens/s``, ``98 t/s``,
 #: ``1,234 tok/s``), the unit a run records: :func:`run_quote_states` reads only these where its quote has any.
-#: (The review reads added runs' locators by the same words, :data:`passprice.review.changes._PER_SECOND`.)
+#: (The review reads runs' locators by the same function, :func:`run_quote_figures`.)
 PER_SECOND = r"[ \t]*(?:tokens?|tok|t)[ \t]*(?:/[ \t]*s(?:ec)?|per[ \t]+second)\b"
 
 
-def run_quote_states(amount: float, spans: Sequence[str]) -> list[str] | None:
-    """What the quoted ``spans`` of a measured run's locator state when none of their figures is its ``amount``
-    tokens/s: the figures they quote in tokens per second (:data:`PER_SECOND`) where they quote any, else every
-    number they quote (:data:`passprice.textchange.NUMBER`: ``tg128`` is a name), each as written, at most once;
-    ``[]`` when they quote no number, ``None`` when one of those figures is the run's, rounded as the run's figure is
-    written (``98.42`` holds a run of 98.4, ``131.44`` one of 131; not one of 984.2). A run entered as 984.2 under
-    its row ``'… | tg128 | 98.42 ± 0.31'`` passed ``check`` (tests/test_fix54w.py). Raises nothing."""
+def run_quote_figures(spans: Sequence[str]) -> tuple[list[tuple[str, float]], str]:
+    """The figures the quoted ``spans`` of a measured run's locator state, each ``(as written, value)`` in order:
+    those in tokens per second (:data:`PER_SECOND`) where they quote any, else the means printed with their spread
+    (llama-bench's ``145.55 ± 0.80``, :data:`_MEAN_SPREAD`: the row's size in GiB and ``ngl`` 99 hold no run), else
+    every number they quote (:data:`passprice.textchange.NUMBER`: ``tg128`` is a name; a model's size in its name,
+    ``llama 8B``, is none); with which they are: ``rates``, ``means`` or ``numbers``. The one reading of a run's quote:
+    ``check``'s (:func:`run_quote_states`) and the review's (``its locator quotes …``,
+    :func:`passprice.review.verdict._run_quote_reading`), which read every number of the locator, so that a run of 99
+    tokens/s under ``'… |  99 | tg512 | 145.55 ± 0.80 |'`` (``ngl`` 99) was asked nothing by the review and failed
+    ``check`` (tests/test_fix55.py). The first 10,000 characters are read. Raises nothing."""
     from passprice.textchange import NUMBER, figure_read
 
     text = " | ".join(spans)[:10_000]
-    if not spans:
-        return None
     rated = [(m.group(1), figure_read(m.group(1)))
              for m in re.finditer(f"({NUMBER}){PER_SECOND}", text, re.IGNORECASE)]
-    # a mean printed with its spread (llama-bench's ``145.55 ± 0.80``) is the row's measured figure: the row's other
-    # numbers (its size in GiB, ``ngl`` 99) hold no run (:data:`_MEAN_SPREAD`)
     means = [(m.group(1), figure_read(m.group(1))) for m in _MEAN_SPREAD.finditer(text)]
-    # a model's size in its name (``llama 8B``) is no figure of the run, as the review reads an added run's locator
     figures = rated or means or [(m.group(0), figure_read(m.group(0)))
                                  for m in re.finditer(NUMBER + r"(?![BMK](?![\w/]))", text)]
+    kind = "rates" if rated else "means" if means else "numbers"
+    return [(shown, value) for shown, value in figures if value is not None], kind
+
+
+def run_figure_held(amount: float, figures: Sequence[tuple[str, float]]) -> bool:
+    """Whether one of ``figures`` (:func:`run_quote_figures`) is a run's ``amount`` tokens/s, rounded as the run's
+    figure is written (``98.42`` holds a run of 98.4, ``131.44`` one of 131; not one of 984.2). Raises nothing."""
     written = repr(float(amount))
     places = 0 if "e" in written or written.endswith(".0") else len(written.split(".")[1])
     half = 0.5 * 10.0 ** -places * (1 + 1e-9)
-    if any(value is not None and abs(value - amount) <= half for _, value in figures):
+    return any(abs(value - amount) <= half for _, value in figures)
+
+
+def run_quote_states(amount: float, spans: Sequence[str]) -> list[str] | None:
+    """What the quoted ``spans`` of a measured run's locator state when none of their figures
+    (:func:`run_quote_figures`) is its ``amount`` tokens/s (:func:`run_figure_held`): each figure as written, at most
+    once (a mean with its spread, ``145.55 ± 0.80``); ``[]`` when they quote no number, ``None`` when one of those
+    figures is the run's, or there are no spans. A run entered as 984.2 under its row ``'… | tg128 | 98.42 ± 0.31'``
+    passed ``check`` (tests/test_fix54w.py). Raises nothing."""
+    if not spans:
         return None
-    if means and not rated:
+    figures, kind = run_quote_figures(spans)
+    if run_figure_held(amount, figures):
+        return None
+    if kind == "means":
+        text = " | ".join(spans)[:10_000]
         return list(dict.fromkeys(m.group(0) for m in _MEAN_SPREAD.finditer(text)))
-    return list(dict.fromkeys(shown for shown, value in figures if value is not None))
+    return list(dict.fromkeys(shown for shown, _ in figures))
 
 
 def _quoted_locators(fact: Fact) -> list[tuple[str, str | None, str]]:

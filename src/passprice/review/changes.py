@@ -833,30 +833,6 @@ def _quoted_figures(text: str) -> set[float]:
     return out
 
 
-#: What follows a figure (:data:`passprice.textchange.NUMBER`) that is a rate in tokens per second, the unit every
-#: measured run records (``131.44 tokens per second``, ``135.07 tokens/s``, ``98 t/s``, ``1,234 tok/s``):
-#: :func:`_figures_per_second`.
-_PER_SECOND = (r"[ \t]*(?:tokens?|tok|t)[ \t]*"
-               r"(?:/[ \t]*s(?:ec)?|per[ \t]+second)\b")
-
-
-def _figures_per_second(text: str) -> set[float]:
-    """The figures ``text`` (a run's locator) quotes in tokens per second, the unit a run records its
-    ``tokens_per_s`` in (:data:`_PER_SECOND`); empty when it quotes none so. A review names these before any other
-    figure of the locator (a ``./main`` line quotes ``7.61 ms per token, 131.44 tokens per second``). The first
-    10,000 characters are read. Raises nothing."""
-    import re
-
-    from passprice.textchange import NUMBER, figure_read
-
-    out = set()
-    for found in re.finditer(f"({NUMBER}){_PER_SECOND}", text[:10_000], re.IGNORECASE):
-        amount = figure_read(found.group(1))
-        if amount is not None:  # a number past a float quotes no rate
-            out.add(_figure(amount))
-    return out
-
-
 _FIELDS = ("value", "unit", "provenance", "source", "locator", "cite", "note", "derivation")
 
 

@@ -1576,6 +1576,36 @@ def _base_drift(base: Side, lock: Lock) -> tuple[str, ...]:
     return tuple(dict.fromkeys([*(d.path for d in today.drift), *labels]))
 
 
+def _read_at(side: Side, ref: str) -> str | None:
+    """The file a serving's card or checkpoint reference ``ref`` (a path, as :func:`passprice.locks.portable` writes
+    one outside the entry folder) names as ``side``'s loaders read it: absolute, else below the side's root, else
+    from the working folder (a revision's root holds only :data:`passprice.review.sides.FOLDERS`); ``None`` for an
+    entry's name or a path naming no file. Raises nothing."""
+    from passprice.files import is_there
+
+    if "/" not in ref and os.sep not in ref:
+        return None
+    path = Path(ref)
+    try:
+        found = next((p for p in ((path,) if path.is_absolute() else (side.root.path / path, Path.cwd() / path))
+                      if is_there(p)), None)
+        return os.path.realpath(found) if found is not None else None
+    except (OSError, ValueError):  # the working folder gone, a name the system refuses
+        return None
+
+
+def _one_spelling(base: Side, head: Side, old: Any, new: Any) -> tuple[Any, Any]:
+    """BASE's and HEAD's completed serving specs (``old``, ``new``) with a card or checkpoint that both name by one
+    file, spelt two ways (``/tmp/r/other/h200_sxm_141gb.toml`` on a revision's side, whose root lacks ``other/``, and
+    ``other/h200_sxm_141gb.toml`` on the work tree's), written HEAD's way on both: one file is no change. A lock made
+    with ``--card ROOT/other/X.toml`` read ``serving card: /tmp/…/other/X.toml → other/X.toml``, listed as affected
+    with no fact changed, on every review of the work tree. Raises nothing."""
+    moved = {key: getattr(new, key) for key in ("card", "checkpoint")
+             if getattr(old, key) != getattr(new, key)
+             and (at := _read_at(base, getattr(old, key))) is not None and at == _read_at(head, getattr(new, key))}
+    return (attrs.evolve(old, **moved) if moved else old), new
+
+
 def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[LockImpact, ...]:
     """Every lock of either side, re-priced with BASE's inputs and code (BASE's lock) and with HEAD's (HEAD's lock),
     and judged with each side's own policy."""
@@ -1733,9 +1763,8 @@ def lock_impacts(base: Side, head: Side, files: Iterable[FileChange]) -> tuple[L
         serving: tuple[str, ...] = ()
         serving_fields: tuple[Mapping[str, Any], ...] = ()
         if before.spec is not None and after.spec is not None:
-            serving, serving_fields = _serving_change_pairs(
-                spec_from_document(before.spec, "BASE"), spec_from_document(after.spec, "HEAD")
-            )
+            serving, serving_fields = _serving_change_pairs(*_one_spelling(
+                base, head, spec_from_document(before.spec, "BASE"), spec_from_document(after.spec, "HEAD")))
             if serving:
                 inputs.append("serving")
             if serving and status == "unchanged" and new is not None:

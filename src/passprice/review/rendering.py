@@ -21,12 +21,10 @@ from passprice.review.changes import (
     DROPPED_DIGESTS,
     FactChange,
     FileChange,
-    _figure,
     _folded,
     _moved_cancelling,
     _n,
     _pct,
-    _quoted_figures,
     claims_changed,
     layout_line,
     refit_line,
@@ -338,14 +336,15 @@ def _runs_moved(lock: LockImpact) -> str:
     (:func:`passprice.textchange.cut_keeping_figure`): ``re-fitted from the runs changed: ID 145.55 → 154.55 tokens/s
     (+6.183 %): SOURCE, LOCATOR``, at most 6, then how many more."""
     from passprice.fits import relative_move
+    from passprice.review.verdict import _run_quote_held
     from passprice.textchange import cut_keeping_figure
 
     said = []
     for run, before, after, source, locator in lock.runs_moved[:6]:
         # left47: a locator still quoting the run's old figure, not its new one, is said so, the quote holding the
         # old figure kept whole (as a card fact's is, walk55): the run corrected, its citation was not
-        quoted = _quoted_figures(locator) if locator else set()
-        stale = _figure(before) in quoted and _figure(after) not in quoted
+        # (a run's quote read as ``check`` reads it: :func:`passprice.sources.run_quote_figures`)
+        stale = bool(locator) and _run_quote_held(locator, before) and not _run_quote_held(locator, after)
         # left46: the quote holding the run's figure whole (cut at 100 characters it lost `154.55 ± 0.80`)
         cited = f"{source or '(no source)'}" + (
             f", {cut_keeping_figure(locator, CITE_CHARS, before if stale else after)}" if locator else "")

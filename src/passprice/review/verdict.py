@@ -31,7 +31,6 @@ from passprice.review.changes import (
     FactChange,
     FileChange,
     _figure,
-    _figures_per_second,
     _folded,
     _foreign_files,
     _n,
@@ -192,6 +191,11 @@ class Diff:
     #: :attr:`quotes_mismatched` does a fact (a run moved 145.55 -> 150.55 under its unchanged llama-bench row read
     #: "1 measured run to verify", exit 0, where ``check`` failed).
     runs_mismatched: tuple[str, ...] = ()
+    #: ``FILE: ID`` of each run the change adds or changes whose quote was not looked up, the review's look-ups past
+    #: their bound (one :class:`passprice.sources.Lookups` for the whole review, its runs' look-ups after its facts'
+    #: and excerpts'), with its spans not looked up: each fails the review, named among :attr:`quotes_unchecked`, as
+    #: a fact past the bound does (a run past it was asked, exit 0, and the bound was one a measurement file).
+    runs_unchecked: Mapping[str, int] = attrs.field(factory=dict)
     #: Each record re-cited to another table row whose unchanged description (or its source's ``read``) still names
     #: the old row, by path: what to verify (:func:`stale_descriptions`). Shown, never failed.
     stale_descriptions: Mapping[str, str] = attrs.field(factory=dict)
@@ -447,6 +451,7 @@ class Diff:
         left a later fact's NOT FOUND "not checked … past the 512" and the review passed."""
         names = [f"{f.name}:{c.path}" for f, c in self.fact_changes if c.quote is not None and c.quote.past]
         names += [path for s in self.sources for path in s.quotes_unchecked]
+        names += list(self.runs_unchecked)  # measured runs' (``FILE: ID``), looked up last
         return tuple(dict.fromkeys(names))
 
     @property
@@ -461,6 +466,8 @@ class Diff:
         for s in self.sources:
             for path, n in zip(s.quotes_unchecked, s.unchecked_spans, strict=False):
                 spans.setdefault(path, n)
+        for run, n in self.runs_unchecked.items():
+            spans.setdefault(run, n)
         return sum(spans.values())
 
     @property
@@ -881,7 +888,10 @@ class Diff:
         spans = self.quote_spans_unchecked
         shown = ", ".join(facts[:MAX_SHOWN_QUOTES]) + (
             f" and {len(facts) - MAX_SHOWN_QUOTES:,} more" if len(facts) > MAX_SHOWN_QUOTES else "")
-        counted = f"{_n(spans, 'quoted span')} of {_n(len(facts), 'fact')}"  # a changed fact's, an excerpt's alike
+        runs = len([name for name in facts if name in self.runs_unchecked])
+        whose = [_n(len(facts) - runs, "fact")] if len(facts) > runs else []
+        whose += [_n(runs, "measured run")] if runs else []
+        counted = f"{_n(spans, 'quoted span')} of {' and '.join(whose)}"  # a changed fact's, an excerpt's alike
         return (f"quotes not checked: {counted} ({shown}) not looked up in their stored excerpts, the review's "
                 f"look-ups past their bound ({QUOTES_MOST:,} spans, {SEARCHED_MOST // 2**20:,} MiB of stored text; "
                 "none is looked up then, whichever file sorts first): a quote not checked may be NOT FOUND; split "
@@ -969,7 +979,11 @@ class Diff:
         if self.quotes_against_removed:
             parts.append(self.against_removed_line())
         if self.quotes_unchecked:  # past the review's bound: it fails the review too
-            parts.append(f"{_facts_quotes(len(self.quotes_unchecked))} not checked (past the review's bound)")
+            runs = len([name for name in self.quotes_unchecked if name in self.runs_unchecked])
+            unrun = len(self.quotes_unchecked) - runs
+            whose = ([_facts_quotes(unrun)] if unrun else []) + (
+                [f"{runs:,} measured run's quotes" if runs == 1 else f"{runs:,} measured runs' quotes"] if runs else [])
+            parts.append(f"{' and '.join(whose)} not checked (past the review's bound)")
         if self.unsound:
             kinds = sorted({x.kind for _, x in self.unsound}, key=["stale", "mismatch", "broken"].index)
             what = {"stale": "stale", "mismatch": "not following", "broken": "broken"}
@@ -1389,10 +1403,13 @@ def _compare(base: Side, head: Side) -> Diff:
     asked_stacks: set[str] = set()
     noted: dict[str, list[str]] = {}  # runs whose note changed, by file: listed, not asked (slip round 47)
     runs_mismatched: list[str] = []  # runs whose found quote states another figure: each fails the review
+    runs_unchecked: dict[str, int] = {}  # runs whose quote was past the review's bound: each fails the review
+    # the runs' quote look-ups spend what the facts' and excerpts' left of the review's one bound (``lookups``),
+    # however many measurement files it changes (it was a fresh bound a file)
     recited = {f.path: asks for f in files if f.status in ("changed", "added") and f.kind == "other"
                and _is_measurement(f.path)
                and (asks := runs_to_verify(base, head, f.path, read_runs, asked_stacks, noted.setdefault(f.path, []),
-                                           runs_mismatched))}
+                                           runs_mismatched, lookups, runs_unchecked))}
     # HEAD's locks made under a stack fitted from a run to verify: to verify themselves (slip round 46)
     recited_locks = tuple(lock.name for lock in _locks(head).values()
                           if lock is not None and lock.stack is not None and lock.stack.name in asked_stacks) \
@@ -1426,7 +1443,7 @@ def _compare(base: Side, head: Side) -> Diff:
                 cited_sources(head, files, {s.id for s in sources}),
                 {**relabelled_records(base, head, files), **relabelled_stacks(base, head, files)},
                 titles_contradicting(base, head, files), recited_locks=recited_locks,
-                runs_mismatched=tuple(runs_mismatched),
+                runs_mismatched=tuple(runs_mismatched), runs_unchecked=runs_unchecked,
                 stale_descriptions=stale_descriptions(base, head, files), rerouted=rerouted_stacks(base, head, files),
                 review_rules=frozenset(_unrooted(head, [*rules, *forged])), export_rules=export_lines(base, head))
 
@@ -2937,6 +2954,7 @@ def escaped_key(key: str) -> str:
 def runs_to_verify(
     base: Side, head: Side, rel: str, read_runs: dict[Path, tuple[Run, ...] | None] | None = None,
     stacks: set[str] | None = None, noted: list[str] | None = None, mismatched: list[str] | None = None,
+    left: Lookups | None = None, unchecked: dict[str, int] | None = None,
 ) -> list[str]:
     """What a reviewer must verify of the runs of the measurement file ``rel`` HEAD holds (BASE too, or the change
     adds it: each of its runs is then added, slip round 34), by run id, one line a question: a run added to it whose
@@ -2967,7 +2985,10 @@ def runs_to_verify(
     changed run (its tokens/s, setting or citation moved) is priced on HEAD as an added file's is
     (:func:`_priced_runs`): ``984.2 tokens/s, limit 186.7 (0.19 × measured), ABOVE its limit: check it in its
     source``, and its locator read as an added run's is (``its locator quotes 98.42, not 984.2 tokens/s``). Raises
-    nothing."""
+    nothing. ``left``: the review's one bound of quote look-ups (:class:`passprice.sources.Lookups`), spent in
+    place by the runs' look-ups (a fresh one when ``None``); ``unchecked``, when given, gains ``FILE: ID`` of each
+    run whose quote was past it, with its spans not looked up: its line says so (``❌ its quote was not looked up,
+    past the review's bound …``) and the review fails (:attr:`Diff.runs_unchecked`). Raises nothing."""
     from passprice.fits import relative_move
     from passprice.measurements import load_file
     from passprice.tables import count
@@ -3003,10 +3024,10 @@ def runs_to_verify(
     out: list[str] = []
 
     texts: dict[str, Any] = {}  # HEAD's stored text of each source a run asked cites, read once
-    from passprice.sources import Lookups
+    from passprice.sources import QUOTES_MOST, SEARCHED_MOST, Lookups
 
-    left = Lookups()  # one bound for the runs' quote look-ups of this file (a file may hold 1,000 runs)
-    looked: dict[str, tuple[str, bool]] = {}  # each run's look-up, by its key: (its MISMATCH, past the bound)
+    left = Lookups() if left is None else left  # the review's one bound (a file may hold 1,000 runs)
+    looked: dict[str, tuple[str, int]] = {}  # each run's look-up, by its key: (its MISMATCH, spans past the bound)
     priced: list[tuple[int, Run]] = []  # (its line's place in out, the changed run): priced on HEAD after the walk
 
     def ask(run: Run, line: str, was: Run | None = None, read: bool = True) -> None:
@@ -3015,9 +3036,13 @@ def runs_to_verify(
             line += f"; {reading}" if reading else ""
             priced.append((len(out), run))
         wrong, past = (_run_mismatch(head, run, texts, left, looked) if was is None or _run_moved(was, run)
-                       else ("", False))
+                       else ("", 0))
         if past:
-            line += "; its quote was not looked up, past the review's bound: read it in its source"
+            line += (f"; ❌ its quote was not looked up, past the review's bound ({QUOTES_MOST:,} spans, "
+                     f"{SEARCHED_MOST // 2**20:,} MiB of stored text, one bound for the whole review): review the "
+                     "change in smaller pieces, or read it in its source")
+            if unchecked is not None:
+                unchecked[f"{rel}: {escaped(run.id)}"] = past
         if wrong:
             line += f"; ❌ MISMATCH: {wrong}: the value and the words it cites disagree"
             if mismatched is not None:
@@ -3112,12 +3137,14 @@ def runs_to_verify(
             ask(run, f"{name}'s setting moved ({escaped(moved_to)}{tokens}) but its citation did not: does {where} "
                        f"measure {figure} at that setting?{_run_note_stale(was, run)}", was)
         elif was.tokens_per_s != run.tokens_per_s:
-            quoted = _quoted_figures(run.locator)
             moved = (f"{name}'s tokens/s moved ({count(was.tokens_per_s)} → {figure}, "
                      f"{relative_move(was.tokens_per_s, run.tokens_per_s)}"
                      + "".join(f"; {move}" for move in identity) + ") but its citation did not")
-            if _figure(was.tokens_per_s) in quoted and _figure(run.tokens_per_s) not in quoted:
-                ask(run, f"{moved}, and the locator quotes {was.tokens_per_s:g}: {where}{_run_note_stale(was, run)}",
+            if _run_quote_held(run.locator, was.tokens_per_s) and not _run_quote_held(run.locator, run.tokens_per_s):
+                # the figure that holds the old one, as the locator writes it (100.02 holds a run of 100)
+                holding = min(_quoted_span_figures(run.locator, was.tokens_per_s),
+                           key=lambda q: abs(q - was.tokens_per_s), default=was.tokens_per_s)
+                ask(run, f"{moved}, and the locator quotes {holding:g}: {where}{_run_note_stale(was, run)}",
                     was, read=False)
             else:
                 ask(run, f"{moved}: does {where} say {figure}?{_run_note_stale(was, run)}", was)
@@ -3149,7 +3176,7 @@ def _run_quote_reading(run: Run) -> str:
     else ``""``. Raises nothing."""
     from passprice.tables import count
 
-    if _figure(run.tokens_per_s) in _quoted_figures(run.locator):
+    if _run_quote_held(run.locator, run.tokens_per_s):
         return ""
     shown = _quoted_span_figures(run.locator, run.tokens_per_s)
     return (f"its locator quotes {', '.join(f'{q:g}' for q in shown[:5])}, not {count(run.tokens_per_s)} tokens/s"
@@ -3157,21 +3184,22 @@ def _run_quote_reading(run: Run) -> str:
 
 
 def _run_mismatch(head: Side, run: Run, texts: dict[str, Any], left: Lookups | None = None,
-                  looked: dict[str, tuple[str, bool]] | None = None) -> tuple[str, bool]:
+                  looked: dict[str, tuple[str, int]] | None = None) -> tuple[str, int]:
     """What the quote of ``run`` (HEAD's) states that its tokens/s is not, its quote found in HEAD's stored excerpt
     of its source: ``check``'s rule, the run made a fact as :func:`passprice.lineage._run_facts` makes it (unit
     :data:`passprice.sources.RUN_UNIT`) and looked up by :func:`passprice.sources.quote_check` (state ``MISMATCH``,
-    :func:`passprice.sources.figures_quoted`), escaped, with whether its look-up was past ``left``; ``""`` when its
+    :func:`passprice.sources.figures_quoted`), escaped, with how many of its spans were past ``left``; ``""`` when its
     quote states it, is not found, or its source has no usable stored text. ``texts`` keeps each source's stored text
-    (``None``: none) across the calls of one walk; ``left`` is the walk's one bound of look-ups
+    (``None``: none) across the calls of one walk; ``left`` is the review's one bound of look-ups
     (:class:`passprice.sources.Lookups`), spent in place: a run past it is said so on its line (``its quote was not
-    looked up, past the review's bound: …``; asked, not failed). ``looked`` keeps each run's answer by its key: an added
-    run looked up twice (asked, then its line) spends the bound once. Raises nothing."""
+    looked up, past the review's bound …``) and fails the review, as a fact past it does. ``looked`` keeps each
+    run's answer by its key: an added run looked up twice (asked, then its line) spends the bound once. Raises
+    nothing."""
     from passprice.facts import Fact, Provenance
     from passprice.sources import MISMATCH, RUN_UNIT, load_source, quote_check, stored_text
 
     if not run.locator or not run.source_id:
-        return "", False
+        return "", 0
     looked = {} if looked is None else looked
     if run.key in looked:
         return looked[run.key]
@@ -3182,11 +3210,11 @@ def _run_mismatch(head: Side, run: Run, texts: dict[str, Any], left: Lookups | N
             texts[run.source_id] = None
     stored = texts[run.source_id]
     if stored is None:
-        return "", False
+        return "", 0
     fact = Fact(value=run.tokens_per_s, amount=run.tokens_per_s, unit=RUN_UNIT, provenance=Provenance.MEASURED,
                 source=run.source_id, locator=run.locator)
     quote = quote_check("tokens_per_s", fact, {run.source_id: stored}, left)
-    looked[run.key] = (escaped("; ".join(quote.mismatch)) if quote.state == MISMATCH else "", quote.past > 0)
+    looked[run.key] = (escaped("; ".join(quote.mismatch)) if quote.state == MISMATCH else "", quote.past)
     return looked[run.key]
 
 
@@ -3249,27 +3277,43 @@ def _identity_moves(was: Run, run: Run) -> list[str]:
 
 
 def _quoted_span_figures(locator: str, tokens_per_s: float) -> list[float]:
-    """The figures ``locator`` (a run's) quotes between single quotes (:func:`passprice.sources.quoted_spans`; a
-    number outside them, ``llama2-7b table, row '…'``'s 7, is a name, not a figure the document states), in the order
-    a reviewer reads them: those in tokens per second first (:func:`passprice.review.changes._figures_per_second`: a
-    ``./main`` line quotes ms per token before them, left41; smaller first, and no other figure after them), else the
-    others nearest the run's ``tokens_per_s`` first (by ratio; ties smaller first), so a row's own throughput heads the
-    list (LMDeploy's row ``| 1 | 1 | 1 | 128 | 100.02 | 76.55 | 0.011 | …`` for a run of 100 tokens/s reads ``100.02,
-    128, 76.55, 1, 0.011``, not ``0.009, 0.01, 0.011, 1, 7``: cite67); a locator that quotes nothing is read whole.
-    Empty when it quotes no figure. The first 10,000 characters are read. Raises nothing."""
+    """The figures ``locator`` (a run's) states as ``check`` reads a run's quote
+    (:func:`passprice.sources.run_quote_figures`: those in tokens per second, else the means printed with their
+    spread, else every number; of the spans between single quotes, :func:`passprice.sources.quoted_spans`: a number
+    outside them, ``llama2-7b table, row '…'``'s 7, is a name, not a figure the document states), in the order a
+    reviewer reads them: rates smaller first (a ``./main`` line quotes ms per token before them, left41), else the
+    others nearest the run's ``tokens_per_s`` first (by ratio; ties smaller first), so a row's own throughput heads
+    the list (LMDeploy's row ``| 1 | 1 | 1 | 128 | 100.02 | 76.55 | 0.011 | …`` for a run of 100 tokens/s reads
+    ``100.02, 128, 76.55, 1, 0.011``: cite67); a locator that quotes nothing (no quote for ``check`` to hold) is read
+    whole by :func:`passprice.review.changes._quoted_figures` (``Table 3`` a place, not a figure). Empty when it
+    states no figure. The first 10,000 characters are read. Raises nothing."""
     import math
 
-    from passprice.sources import quoted_spans
+    from passprice.sources import quoted_spans, run_quote_figures
 
-    spans = quoted_spans(locator) or [locator[:10_000]]
-    rates: set[float] = set().union(*(_figures_per_second(s) for s in spans))
-    rest: set[float] = set().union(*(_quoted_figures(s) for s in spans)) - rates
+    figures, kind = run_quote_figures(quoted_spans(locator) or [locator[:10_000]])
+    values = {_figure(value) for _, value in figures}
+    if not quoted_spans(locator) and kind != "rates":
+        # no quote for check to hold: the locator read whole, its places (``Table 3``) and settings no figures
+        kind, values = "numbers", _quoted_figures(locator)
     own = tokens_per_s if tokens_per_s > 0 and math.isfinite(tokens_per_s) else 1.0
 
     def distance(x: float) -> tuple[float, float]:
         return (abs(math.log(x / own)) if x > 0 else math.inf, x)
 
-    return sorted(rates) or sorted(rest, key=distance)
+    return sorted(values) if kind == "rates" else sorted(values, key=distance)
+
+
+def _run_quote_held(locator: str, tokens_per_s: float) -> bool:
+    """Whether a run's ``locator`` states its ``tokens_per_s`` as ``check`` reads it
+    (:func:`passprice.sources.run_quote_figures`, :func:`passprice.sources.run_figure_held`: rounded as the run
+    writes it); a locator quoting nothing read whole (:func:`_quoted_span_figures`). Raises nothing."""
+    from passprice.sources import quoted_spans, run_figure_held, run_quote_figures
+
+    figures, kind = run_quote_figures(quoted_spans(locator) or [locator[:10_000]])
+    if not quoted_spans(locator) and kind != "rates":  # read whole, as :func:`_quoted_span_figures` reads it
+        return _figure(tokens_per_s) in _quoted_figures(locator)
+    return run_figure_held(tokens_per_s, figures)
 
 
 def _fresh_source(base: Side, head: Side, source: str, figure: str) -> str:
@@ -3293,8 +3337,7 @@ def _added_run_asks(run: Run, alike: Sequence[Run]) -> list[str]:
     figure = f"{count(run.tokens_per_s)} tokens/s"
     where = escaped(f"{run.source_id}: {run.locator}")
     out = []
-    quoted = _quoted_figures(run.locator)
-    if _figure(run.tokens_per_s) not in quoted:
+    if not _run_quote_held(run.locator, run.tokens_per_s):
         shown = _quoted_span_figures(run.locator, run.tokens_per_s)
         says = (f"its locator quotes {', '.join(f'{q:g}' for q in shown[:5])}, not {figure}" if shown
                 else "its locator quotes no figure")
