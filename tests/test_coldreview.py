@@ -178,3 +178,31 @@ def test_2_entries_one_key_cannot_name(tmp_path: Path) -> None:
     os.mkfifo(root.measurements / "pipe")  # no *.toml name: the shipped key leaves it out; the whole key cannot
     assert stackfits._registry_part(root, whole=False) == toml
     assert stackfits._registry_part(root) is None
+
+
+def test_2_a_review_copys_refit_walks_the_folders_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from passprice import cache
+    from passprice.review.impacts import _refit_stack
+    from passprice.stacks import load_stack
+
+    root = _copy(tmp_path)
+    monkeypatch.setenv("PASSPRICE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("PASSPRICE_NO_CACHE", raising=False)
+    cache.configure(True)
+    walks = [0]
+    real = stackfits._RegistryParts
+
+    class Counted(real):  # type: ignore[misc, valid-type]
+        def _walk(self) -> None:
+            walks[0] += 1
+            super()._walk()
+
+    monkeypatch.setattr(stackfits, "_RegistryParts", Counted)
+    stack = load_stack(root, "llamacpp-cuda-2405")
+    before = (root.stacks / "llamacpp-cuda-2405.toml").read_bytes()
+    with snapshot.suspended():  # as the review's private copy is re-fitted: outside HEAD's snapshot
+        _refit_stack(root, stack)
+    # the cache's key and the shipped table's (when the table names the running code) from one walk, not two
+    assert walks[0] == 1
+    assert (root.stacks / "llamacpp-cuda-2405.toml").read_bytes() == before  # the shipped stack re-fits as it is
+    assert not snapshot.active()
