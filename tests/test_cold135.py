@@ -65,20 +65,42 @@ def _copy(tmp_path: Path) -> Root:
 
 def test_1_the_shared_part_is_the_digest_of_the_parts_each_stacks_key_held(tmp_path: Path) -> None:
     root = _copy(tmp_path)
-    parts: list[bytes] = [f"{stackfits.KIND}\0{stackfits._numpy_stamp()}\0".encode()]
-    for label, folder in (("stacks", root.stacks), ("measurements", root.measurements),
-                          ("checkpoints", root.checkpoints), ("routing", root.routing), ("drafts", root.drafts),
-                          ("sources", root.sources), ("schema", root.schema)):
-        stackfits._add_folder(parts, label, folder)
-    parts.append("cards\0{}\0".format("\0".join(sorted(os.listdir(root.cards)))).encode())
-    whole = b"".join(parts)
-    assert len(whole) > 1_000_000  # what each stack's key hashed whole before
+    folders = (("stacks", root.stacks), ("measurements", root.measurements), ("checkpoints", root.checkpoints),
+               ("routing", root.routing), ("drafts", root.drafts), ("sources", root.sources), ("schema", root.schema))
+    cards = "cards\0{}\0".format("\0".join(sorted(os.listdir(root.cards)))).encode()
+    # The shipped stacks' key (whole=False): the registry folders' *.toml files and the schemas, as shipped_stacks.json
+    # keys them.
+    tomls: list[bytes] = [f"{stackfits.KIND}\0\0".encode()]
+    for label, folder in folders:
+        stackfits._add_folder(tomls, label, folder, toml=label != "schema")
+    tomls.append(cards)
+    assert len(b"".join(tomls)) > 1_000_000  # what each stack's key hashed whole before round cold135
+    toml_part = stackfits._registry_part(root, whole=False)
+    assert toml_part == b"registry-digest\0" + digests.blake2b(b"".join(tomls)).digest()
+    # The whole key: that digest, NumPy's stamp, and every other entry named and given whole (each *.toml named).
+    rest: list[bytes] = []
+    for label, folder in folders:
+        if label == "schema":
+            rest.append(b"covered-folder\0schema\0")
+            continue
+        names = sorted(os.listdir(folder))
+        rest.append(f"folder\0{label}\0{len(names)}\0".encode())
+        for name in names:
+            if name.endswith(".toml"):
+                rest.append(f"covered\0{label}/{name}\0".encode())
+            elif (folder / name).is_dir():
+                stackfits._add_folder(rest, f"{label}/{name}", folder / name, 1)
+            else:
+                stackfits._add_file(rest, f"{label}/{name}", folder / name)
+    rest.append(cards)
+    assert b"excerpt" in b"".join(rest)  # sources/excerpts/, which the *.toml key leaves out
+    head = f"{stackfits.KIND}\0whole\0{stackfits._numpy_stamp()}\0".encode()
     shared = stackfits._registry_part(root)
-    assert shared == b"registry-digest\0" + digests.blake2b(whole).digest()
+    assert shared == b"registry-digest\0" + digests.blake2b(head + toml_part + b"".join(rest)).digest()
     assert len(shared) == 16 + 32
     stack = load_stack(root, STACK)
     inputs = stackfits.fit_inputs(root, stack, load_runs(root))
-    assert inputs is not None and shared in inputs and len(inputs) < len(whole) // 2  # the stack's own cards' bytes
+    assert inputs is not None and shared in inputs and len(inputs) < len(b"".join(tomls)) // 2  # its cards' bytes
 
 
 def test_1_two_stacks_keys_hash_the_shared_folders_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

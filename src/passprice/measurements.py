@@ -318,7 +318,32 @@ def runs_of_document(
     """The runs of a validated ``measurement`` document named ``name``. Raises :class:`InputError` for a run whose
     first position is not below its last, or whose tokens/s is too small to divide by (:func:`too_small`); with
     ``problems``, a run of the latter kind is left out and its line appended there instead (``validate`` still
-    shows the good runs)."""
+    shows the good runs).
+
+    Inside a snapshot (:func:`passprice.snapshot.made`) the runs of one document object are made once for each
+    ``name``: ``check``'s validation, its stack fits and a review's lock impacts read the same measurement files of
+    one side three or four times (about 24 M instructions each time in a cold one-fact review, which made every
+    ``Run`` again). ``where`` only words a refusal, which is never kept, nor is a call that left a run out into
+    ``problems``; the key holds the document itself (its ``id``, with the document kept beside the runs, so the id
+    cannot name another object while the entry lasts); the validated document a snapshot serves is the same object
+    for the same bytes (:func:`passprice.schema.load`) and is not changed by its readers."""
+    from passprice import snapshot
+
+    key = ("runs-of-document", name, id(document))
+    kept = snapshot.kept(key)
+    if kept is not None and kept[0] is document:
+        return list(kept[1])
+    before = len(problems) if problems is not None else 0
+    out = _runs_of_document(name, document, where, problems)
+    if snapshot.active() and (problems is None or len(problems) == before):
+        snapshot.made(key, lambda: (document, tuple(out)))
+    return out
+
+
+def _runs_of_document(
+    name: str, document: Mapping[str, Any], where: str, problems: list[str] | None
+) -> list[Run]:
+    """:func:`runs_of_document`, made afresh."""
     source = document["source"]
     out = []
     for i, entry in enumerate(document["run"]):
@@ -371,7 +396,8 @@ def load_file(
     document = schema.load(path, "measurement", schema_folder)
     runs = runs_of_document(entry_name(path), document, str(path), problems)
     if sources is not None:
-        missing = sorted({r.source_id for r in runs if not is_there(sources / f"{r.source_id}.toml")})
+        # each id looked for once (195 runs cite a few sources: a path made and a stat for every run before)
+        missing = sorted(i for i in {r.source_id for r in runs} if not is_there(sources / f"{i}.toml"))
         if missing:
             raise InputError(missing_source_line(str(path), document, runs, missing, str(sources)))
     return runs

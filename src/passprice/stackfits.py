@@ -116,34 +116,151 @@ def _numpy_stamp() -> str:
 
 
 def _registry_part(root: Root, whole: bool = True) -> bytes | None:
-    """The part of :func:`fit_inputs` every stack of ``root`` shares: the BLAKE2b digest (32 bytes, RFC 7693) of the
-    folders it keys whole, each entry named and given whole, with the package's schemas and NumPy's stamp; ``None``
-    when one cannot be keyed soundly. Inside a snapshot, made once for all stacks (:func:`passprice.snapshot.made`:
-    the registry's files are read once a snapshot), so those bytes (1.9 MB for the shipped registry) are hashed once
-    a snapshot, not once in each stack's key (tests/test_cold135.py). ``whole`` false (:func:`_shipped_key`): of
-    the registry folders, their ``*.toml`` files alone (a review's side holds the registry's files, the others
-    written empty; its private copy no excerpts), and not NumPy's installed files (its distribution is named
-    beside the key instead, :func:`_shipped_solver`)."""
+    """The part of :func:`fit_inputs` every stack of ``root`` shares, ``None`` when one cannot be keyed soundly.
+    ``whole`` false (:func:`_shipped_key`): the BLAKE2b digest (32 bytes, RFC 7693) of the registry folders'
+    ``*.toml`` files alone (a review's side holds the registry's files, the others written empty; its private copy
+    no excerpts), each entry named and given whole, with the package's schemas, not NumPy's installed files (its
+    distribution is named beside the key instead, :func:`_shipped_solver`). ``whole`` (the cache's key): the digest
+    of that part's, NumPy's stamp and every other entry of those folders (their other files and folders, named and
+    given whole; each ``*.toml`` file named, its bytes bound by the first digest), so every byte of the folders moves
+    it. Both are made from one walk of the folders, each file read and hashed once: before, the two keys each read
+    and hashed the shipped registry's 1.6 MB (about 40 M instructions each, twice for HEAD and twice for the private
+    copy in a cold one-fact review). Inside a snapshot, made once for all stacks (:func:`passprice.snapshot.made`:
+    the registry's files are read once a snapshot), so those bytes are hashed once a snapshot, not once in each
+    stack's key (tests/test_cold135.py)."""
     from passprice import snapshot
+
+    parts = snapshot.made(("stack-fit-inputs", os.fspath(root.path)), lambda: _RegistryParts(root))
+    return parts.whole() if whole else parts.toml
+
+
+def _registry_folders(root: Root) -> tuple[tuple[str, Path], ...]:
+    """The registry folders :func:`_registry_part` keys, by label, in its order."""
+    return (("stacks", root.stacks), ("measurements", root.measurements), ("checkpoints", root.checkpoints),
+            ("routing", root.routing), ("drafts", root.drafts), ("sources", root.sources), ("schema", root.schema))
+
+
+class _RegistryParts:
+    """:func:`_registry_part`'s two keys of one root from one walk: ``toml`` (``whole`` false) made at once, the whole
+    one when first asked (:meth:`whole`: NumPy's stamp looked up only then)."""
+
+    def __init__(self, root: Root) -> None:
+        self.root = root
+        self.toml: bytes | None = None
+        self.rest: list[bytes] | None = None  # the whole key's own parts; None: not keyable from the first digest
+        self._whole: list[bytes | None] = []
+        self._walk()
+
+    def _walk(self) -> None:
+        from passprice.digests import blake2b
+
+        toml: list[bytes] = [f"{KIND}\0\0".encode("utf-8", "surrogateescape")]
+        rest: list[bytes] = []
+        toml_ok = rest_ok = True
+        try:
+            for label, folder in _registry_folders(self.root):
+                if label == "schema":  # keyed whole in both: in the first digest, named in the second
+                    _add_folder(toml, label, folder)
+                    rest.append(f"covered-folder\0{label}\0".encode("utf-8", "surrogateescape"))
+                    continue
+                try:
+                    info = os.stat(folder)
+                except FileNotFoundError:
+                    for into in (toml, rest):
+                        into.append(f"absent\0{label}\0".encode("utf-8", "surrogateescape"))
+                    continue
+                except OSError:
+                    raise _NotKeyable(label) from None
+                if not stat.S_ISDIR(info.st_mode):
+                    raise _NotKeyable(label)
+                try:
+                    names = sorted(os.listdir(folder))
+                except OSError:
+                    raise _NotKeyable(label) from None
+                tomls = [n for n in names if n.endswith(".toml")]
+                toml.append(f"folder\0{label}\0{len(tomls)}\0".encode("utf-8", "surrogateescape"))
+                rest.append(f"folder\0{label}\0{len(names)}\0".encode("utf-8", "surrogateescape"))
+                for name in names:
+                    path, is_toml = folder / name, name.endswith(".toml")
+                    try:
+                        mode = os.stat(path).st_mode
+                    except OSError:
+                        toml_ok, rest_ok = toml_ok and not is_toml, False
+                        continue
+                    if stat.S_ISREG(mode) and is_toml:
+                        _add_file(toml, f"{label}/{name}", path)  # unreadable: neither keyable (raises)
+                        rest.append(f"covered\0{label}/{name}\0".encode("utf-8", "surrogateescape"))
+                    elif is_toml:  # a folder or a FIFO named *.toml: not the first; the second as it was keyed
+                        toml_ok = False
+                    elif not rest_ok:
+                        continue
+                    elif stat.S_ISDIR(mode):
+                        try:
+                            _add_folder(rest, f"{label}/{name}", path, 1)
+                        except _NotKeyable:
+                            rest_ok = False
+                    elif stat.S_ISREG(mode):
+                        try:
+                            _add_file(rest, f"{label}/{name}", path)
+                        except _NotKeyable:
+                            rest_ok = False
+                    else:
+                        rest_ok = False
+            listed = sorted(os.listdir(self.root.cards))
+        except (_NotKeyable, OSError):
+            return
+        cards = "cards\0{}\0".format("\0".join(listed)).encode("utf-8", "surrogateescape")
+        if not toml_ok:  # the whole key as one walk of everything makes it (None where that cannot be keyed)
+            self.rest = None
+            self._whole = [_whole_walk(self.root)]
+            return
+        toml.append(cards)
+        digest = blake2b()
+        for part in toml:
+            digest.update(part)
+        self.toml = b"registry-digest\0" + digest.digest()
+        if rest_ok:
+            rest.append(cards)
+            self.rest = rest
+        else:
+            self._whole = [None]
+
+    def whole(self) -> bytes | None:
+        """The whole key (made once)."""
+        if not self._whole:
+            self._whole = [None if self.rest is None or self.toml is None else _whole_of(self.toml, self.rest)]
+        return self._whole[0]
+
+
+def _whole_of(toml: bytes, rest: list[bytes]) -> bytes:
+    """The whole key of :class:`_RegistryParts`: the digest of its header (NumPy's stamp), the first key and the
+    other parts."""
     from passprice.digests import blake2b
 
-    def make() -> bytes | None:
-        parts: list[bytes] = [f"{KIND}\0{_numpy_stamp() if whole else ''}\0".encode("utf-8", "surrogateescape")]
-        try:
-            for label, folder in (("stacks", root.stacks), ("measurements", root.measurements),
-                                  ("checkpoints", root.checkpoints), ("routing", root.routing),
-                                  ("drafts", root.drafts), ("sources", root.sources), ("schema", root.schema)):
-                _add_folder(parts, label, folder, toml=not whole and label != "schema")
-            listed = sorted(os.listdir(root.cards))
-        except (_NotKeyable, OSError):
-            return None
-        parts.append("cards\0{}\0".format("\0".join(listed)).encode("utf-8", "surrogateescape"))
-        digest = blake2b()
-        for part in parts:
-            digest.update(part)
-        return b"registry-digest\0" + digest.digest()
+    digest = blake2b(f"{KIND}\0whole\0{_numpy_stamp()}\0".encode("utf-8", "surrogateescape"))
+    digest.update(toml)
+    for part in rest:
+        digest.update(part)
+    return b"registry-digest\0" + digest.digest()
 
-    return snapshot.made(("stack-fit-inputs", os.fspath(root.path), whole), make)
+
+def _whole_walk(root: Root) -> bytes | None:
+    """The whole key where the ``*.toml`` files alone cannot be keyed (a folder or FIFO named ``*.toml``): every entry
+    of the folders named and given whole, in one digest of its own header, or ``None``."""
+    from passprice.digests import blake2b
+
+    parts: list[bytes] = [f"{KIND}\0all\0{_numpy_stamp()}\0".encode("utf-8", "surrogateescape")]
+    try:
+        for label, folder in _registry_folders(root):
+            _add_folder(parts, label, folder)
+        listed = sorted(os.listdir(root.cards))
+    except (_NotKeyable, OSError):
+        return None
+    parts.append("cards\0{}\0".format("\0".join(listed)).encode("utf-8", "surrogateescape"))
+    digest = blake2b()
+    for part in parts:
+        digest.update(part)
+    return b"registry-digest\0" + digest.digest()
 
 
 def fit_inputs(root: Root, stack: Stack, runs: Sequence[Run], where: bool = True) -> bytes | None:
