@@ -1691,6 +1691,17 @@ def _cost(stored: StoredText, page: int | None, parts: tuple[tuple[str, ...], ..
                                                 if _unplaced(stored, page, parts) else 0)
 
 
+#: The most characters of a quoted span a NOT FOUND line shows (:func:`_whole`).
+SHOWN_SPAN = 300
+
+
+def _whole(span: str) -> str:
+    """``span`` as a NOT FOUND line shows it: whole, quoted (``repr``), up to :data:`SHOWN_SPAN` characters, then
+    ``…``. It was cut at 60 characters, unmarked: ``'Peak Memory Bandwidth, revision 2 (faster HBM3E bins) 6.4
+    TB/s'`` read ``… 6.4 TB'``, a quote that seemed to stop at the ``/`` (tests/test_fix55w.py). Raises nothing."""
+    return repr(span) if len(span) <= SHOWN_SPAN else f"{span[:SHOWN_SPAN]!r}…"
+
+
 def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText], left: Lookups | None = None,
                 only: str | None = None) -> QuoteCheck:
     """The :class:`QuoteCheck` of the fact at ``path``, its cited documents' stored texts ``texts`` (by source id:
@@ -1751,7 +1762,7 @@ def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText], left: Lo
                 holders = [p for p in stored.parts if stored.holds(span, part=p)]
                 if 0 < len(holders) < len(stored.parts):
                     missing.append(span)
-                    missed.append(f"{span[:60]!r} (its locator names none of the {len(stored.parts)} files the "
+                    missed.append(f"{_whole(span)} (its locator names none of the {len(stored.parts)} files the "
                                   f"stored excerpt holds; found only under {' or '.join(holders[:3])})")
                 else:
                     found += 1
@@ -1776,7 +1787,7 @@ def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText], left: Lo
                 other = stored.part_holding(span, lacking)
             # said where the text has other parts (a file of one section, the L40S's README.md, is the text)
             under = f" (under {' or '.join(lacking)}" if lacking and not on_page and len(stored.parts) > 1 else ""
-            missed.append(repr(span[:60]) + (f" (on p. {page})" if on_page else "")
+            missed.append(_whole(span) + (f" (on p. {page})" if on_page else "")
                           + (f"{under}; found only under {other})" if other is not None else f"{under})" if under
                              else ""))
     if spans == 0:
