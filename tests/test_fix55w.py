@@ -56,12 +56,12 @@ def _pin_excerpt(root: Path) -> None:
                            path.read_text(encoding="utf-8")), encoding="utf-8")
 
 
-def _bandwidth(root: Path, value: str, provenance: str, quote: str, note: str | None = None) -> None:
+def _bandwidth(root: Path, value: str, provenance: str, quote: str, note: str | None = None, after: str = "") -> None:
     """``memory.bandwidth`` of hx1 rewritten in its file (value in TB/s, its locator quoting ``quote``)."""
     path = root / CARD
     text = path.read_text(encoding="utf-8")
     entry = (f'[memory.bandwidth]\nvalue = {value}\nunit = "TB/s"\nprovenance = "{provenance}"\n'
-             f'source = "hx1-design"\nlocator = "{DOCUMENT}: \'{quote}\'"\n'
+             f'source = "hx1-design"\nlocator = "{DOCUMENT}: \'{quote}\'{after}"\n'
              + (f'note = "{note}"\n' if note is not None else ""))
     text = re.sub(r"(?s)\[memory\.bandwidth\]\n.*?\n\n", entry + "\n", text, count=1)
     path.write_text(text, encoding="utf-8")
@@ -148,6 +148,9 @@ def test_1_an_estimate_whose_note_says_its_quotes_are_its_basis_passes(mine: Pat
     # ... an assumption too; but a note not opening so is no such word
     _bandwidth(mine, "7", "assumed", REV2, note="Revision 2's 6.4 TB/s, with faster bins expected")
     assert _run(mine, "check").returncode == 1
+    # ... and a locator working the figure out of its quote says it too (the review's reading of a basis)
+    _bandwidth(mine, "6.08", "estimated", REV2, after=" less 5 %")
+    _ok(_run(mine, "check"))
 
 
 def test_1_a_unit_typo_is_a_mismatch(mine: Path) -> None:

@@ -507,8 +507,9 @@ def excerpt_copies(root: Root, loaded: Mapping[str, Source],
     nothing."""
     from passprice.errors import escaped
     from passprice.files import read_regular
+    import hashlib
+
     from passprice.registry import document_problem
-    from passprice.sourcechange import document_digest
     from passprice.sources import EXCERPT_BYTES, LINEAR_FROM, SEARCHED_MOST, StoredText, _whole, stored_text
 
     out = []
@@ -526,8 +527,9 @@ def excerpt_copies(root: Root, loaded: Mapping[str, Source],
             continue
         if documents is not None:
             identity = documents(source.path)
-            if identity is None or identity != document_digest(data):
-                continue  # not the document's bytes (a revision's folder holds it empty)
+            if identity is None or identity != "sha256:" + hashlib.sha256(data).hexdigest():
+                continue  # not the document's bytes (a revision's folder holds it empty), as
+                # sourcechange.document_digest words an identity (not imported: no pricing module imports it)
         flat = " ".join(text.split())
         document = StoredText(source.id, None, text=text, flat=flat)
         whole = {" ".join(line.split()) for line in text.splitlines()}
