@@ -505,10 +505,10 @@ def excerpt_copies(root: Root, loaded: Mapping[str, Source],
     whole line of the document is found without a search; the others' searches are bounded as an audit's
     (:data:`passprice.sources.SEARCHED_MOST` characters in all), the lines past it not looked up. Raises
     nothing."""
-    from passprice.errors import escaped
-    from passprice.files import read_regular
     import hashlib
 
+    from passprice.errors import escaped
+    from passprice.files import read_regular
     from passprice.registry import document_problem
     from passprice.sources import EXCERPT_BYTES, LINEAR_FROM, SEARCHED_MOST, StoredText, _whole, stored_text
 
