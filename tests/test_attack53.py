@@ -83,7 +83,8 @@ def test_2_a_measured_runs_quote_lost_from_its_excerpt_fails_check(tmp_path: Pat
     assert _problems(result.output) == [
         "registry/measurements/xiongjiedai-llama3-llamabench.toml: run.0 (xd3.h100_pcie_80gb.8b-q4km.tg512): its "
         f"quotes of {SOURCE} are NOT FOUND in its stored excerpt {EXCERPT} (0 of 1 quoted span found in the stored "
-        "text; not in it: '| llama 8B Q4_K - Medium         |   4.58 GiB |     8.03 B |' (under LLaMA 3/Professional "
+        "text; not in it: '| llama 8B Q4_K - Medium         |   4.58 GiB |     8.03 B | CUDA       |  99 |         "
+        "tg512 |    145.55 ± 0.80 |' (under LLaMA 3/Professional "
         "GPUs/H100_PCIe_v3.ipynb)): restore the quoted words there, or quote the words it holds"]
 
 

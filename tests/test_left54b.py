@@ -56,7 +56,8 @@ def test_1_audit_source_names_a_run_whose_quoted_row_the_excerpt_lost(tmp_path: 
             "(1 NOT FOUND)") in lines
     assert ("  registry/measurements/llamacpp-points.toml: run.0 (xd2.h100_pcie_80gb.l2-7b-q4_0.main): NOT FOUND "
             "(2 of 3 quoted spans found in the stored text; not in it: 'llama_print_timings:        eval time =    "
-            "7783.09 ms /  102' (under LLaMA 2/Professional GPUs/H100_PCIe_v2.ipynb))") in lines
+            "7783.09 ms /  1023 runs   (    7.61 ms per token,   131.44 tokens per second)' (under LLaMA "
+            "2/Professional GPUs/H100_PCIe_v2.ipynb))") in lines
     # a run whose quote the excerpt still holds is found, in the same words as a fact's
     assert ("  registry/measurements/xiongjiedai-llama3-llamabench.toml: run.0 (xd3.h100_pcie_80gb.8b-q4km.tg512): "
             "checked (1 of 1 quoted span found in the stored text)") in lines

@@ -1385,8 +1385,9 @@ def quote_holds_another(amount: float, unit: str, spans: Sequence[str]) -> list[
     size in a binary prefix its decimal one as :func:`other_figures` reads it, and a bare number equal to ``amount``
     is its figure). Empty where the spans state no figure of that dimension, or one is its own, or ``unit`` is ``1``
     (a count or share has no unit to read a quoted figure by). The one rule ``check``, ``audit`` and the review
-    (:func:`passprice.sources.quote_check`, state ``MISMATCH``) hold a published or measured figure, and each figure
-    a derivation reads from a document, to: a new user's card kept ``memory.bandwidth`` 8.2 TB/s under its quote
+    (:func:`passprice.sources.quote_check`, state ``MISMATCH``) hold a figure of any provenance without a derivation
+    (save :func:`passprice.sources.quotes_basis`'s estimates), and each figure a derivation reads from a document,
+    to: a new user's card kept ``memory.bandwidth`` 8.2 TB/s under its quote
     ``'Peak Memory Bandwidth 8 TB/s'``, and ``audit`` said ``checked`` (tests/test_fix53w.py). Raises nothing."""
     if unit == "1" or not spans:
         return []

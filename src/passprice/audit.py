@@ -1126,6 +1126,19 @@ def elasticity_notes(a: Audit) -> list[str]:
     if unmeasured:
         out.append(f"refused: not measured, since {pct} higher and {pct} lower are both refused: {named(unmeasured)}; "
                    "the price itself is not refused and rests on the fact as written")
+        # Why each step was refused, which the line above named by the refusal's name alone: a new user read
+        # uniform routing's hot_share "refused" as a side left unmeasured that the other could have measured
+        # (tests/test_fix55w.py); a row with one side refused is measured from the other (the (−1 %) line).
+        facts = {r.path: r.fact for r in a.rows}
+        hot = facts.get("routing.hot_experts")
+        for r in unmeasured:
+            if len(r.refused_why) < 2:
+                continue
+            tied = (", so while hot_experts is 1 no value of hot_share but 1 is a routing (the routing is uniform "
+                    "whatever hot_share says): routing.hot_experts' row measures the skew"
+                    if r.path == "routing.hot_share" and hot is not None and hot.value >= 1.0 else "")
+            out.append(f"{r.path}: {pct} higher refused: {r.refused_why[0]}; {pct} lower refused: "
+                       f"{r.refused_why[1]}{tied}")
     routed = a.cost.routed
     still = [r.path for r in a.rows if r.path.startswith("routing.") and r.elasticity == 0.0]
     if routed is not None and routed.tokens == 1 and still:

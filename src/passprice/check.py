@@ -177,11 +177,14 @@ class CheckReport:
         out = []
         listed = [p for p in self.problems if p not in unread]
         if self.problems:
+            # Those on stderr are said here again too (as stderr spells them), in the order listed: a lock edited
+            # by hand (its digest) said "problems, as listed at the top (1, 1 of them on stderr)" then "check
+            # FAILED", its one problem not on stdout at all (tests/test_fix55w.py).
             on_stderr = f", {len(self.problems) - len(listed)} of them on stderr" if len(listed) < len(self.problems) \
                 else ""
-            more = f"; the first {RECAP_SHOWN}:" if len(listed) > RECAP_SHOWN else ":" if listed else ""
+            more = f"; the first {RECAP_SHOWN}:" if len(self.problems) > RECAP_SHOWN else ":"
             out.append(f"problems, as listed at the top ({len(self.problems)}{on_stderr}){more}")
-            out += [f"  {p}" for p in listed[:RECAP_SHOWN]]
+            out += [f"  {spelled_words(p) if p in unread else p}" for p in self.problems[:RECAP_SHOWN]]
         failing = [s.name for s in self.locks if not s.ok(frozen) and self.verdict_word(s, frozen) == "FAILS"]
         if failing:
             shown = ", ".join(failing[:RECAP_SHOWN]) + (f" and {len(failing) - RECAP_SHOWN} more"

@@ -200,6 +200,7 @@ def review(
 
         undated += undated_ids(loaded.values())
     hashed = document_hashes(root, documents, loaded) if sources_there else []
+    copies = excerpt_copies(root, loaded, documents) if sources_there else []
     if unreadable is not None:
         unreadable += hashed
     # A measured fact citing the place another card's measured fact cites, stale or not (walkthrough 117); of a
@@ -209,7 +210,7 @@ def review(
 
     warnings = [*warnings, *borrowed_lines({shown(r.file): r.facts for r in records if r.kind == "card"})]
     warnings += measured_from_datasheets(records, loaded, shown)
-    return problems + found + hashed, warnings
+    return problems + found + hashed + copies, warnings
 
 
 def measured_from_datasheets(records: Iterable[Record], sources: Mapping[str, Source],
@@ -484,6 +485,72 @@ def document_hashes(root: Root, documents: Callable[[str], str | None] | None = 
             out.append(f"{file}: source.sha256: {source.sha256[:12]}… is not the sha256 of {source.path} (its bytes "
                        f"hash to {found}): the registry's document is not the copy that was read; restore it, or "
                        "re-read it and record its sha256")
+    return out
+
+
+def excerpt_copies(root: Root, loaded: Mapping[str, Source],
+                   documents: Callable[[str], str | None] | None = None) -> list[str]:
+    """One problem line for each source record of ``loaded`` (by id: the records ``check`` read) naming both a
+    registry document (``source.path``, a regular file :func:`passprice.registry.document_problem` passes) and a
+    stored excerpt of it (``source.excerpt``, usable: :func:`passprice.sources.stored_text`) some of whose lines
+    the document does not hold: each line of the excerpt's text for the source (its section, numbers and ``#``
+    header taken out) is looked for in the document as a quote is looked up in a stored excerpt (every run of blanks
+    one, each number whole: :meth:`passprice.sources.StoredText.holds`). ``FILE: source.excerpt: EXCERPT holds N
+    lines NOT FOUND in DOCUMENT, the document it copies (source.path): 'LINE' …``, the first 3 shown. A new user's
+    excerpt of ``notes/hx1-design.md`` edited (``6.4 TB/s`` to ``6.5``, its sha256 pinned anew) read "all holds": the
+    quotes were checked against words the document does not hold (tests/test_fix55w.py). A document past
+    :data:`passprice.sources.EXCERPT_BYTES`, or not UTF-8, is not compared; with ``documents`` (a review's side: the
+    identity of each document there, :meth:`passprice.review.sides.Side.document`), one whose bytes in ``root`` are
+    not that identity's (a revision's folder holds each document empty) is not compared either. A line that is a
+    whole line of the document is found without a search; the others' searches are bounded as an audit's
+    (:data:`passprice.sources.SEARCHED_MOST` characters in all), the lines past it not looked up. Raises
+    nothing."""
+    import hashlib
+
+    from passprice.errors import escaped
+    from passprice.files import read_regular
+    from passprice.registry import document_problem
+    from passprice.sources import EXCERPT_BYTES, LINEAR_FROM, SEARCHED_MOST, StoredText, _whole, stored_text
+
+    out = []
+    left = SEARCHED_MOST
+    for name, source in sorted(loaded.items()):
+        if source.path is None or source.excerpt is None or document_problem(root, source.path) is not None:
+            continue
+        stored = stored_text(root, source)
+        if stored.text is None or stored.flat is None:
+            continue  # not usable: check and audit say why
+        try:
+            data = read_regular(root.path / source.path, EXCERPT_BYTES)
+            text = data.decode("utf-8")
+        except (InputError, OSError, UnicodeDecodeError):
+            continue
+        if documents is not None:
+            identity = documents(source.path)
+            if identity is None or identity != "sha256:" + hashlib.sha256(data).hexdigest():
+                continue  # not the document's bytes (a revision's folder holds it empty), as
+                # sourcechange.document_digest words an identity (not imported: no pricing module imports it)
+        flat = " ".join(text.split())
+        document = StoredText(source.id, None, text=text, flat=flat)
+        whole = {" ".join(line.split()) for line in text.splitlines()}
+        size = 2 * max(len(flat), LINEAR_FROM)
+        missing = []
+        for line in stored.text.splitlines():
+            wanted = " ".join(line.split())
+            if not wanted or wanted in whole:
+                continue
+            if left < size:
+                break
+            left -= size
+            if not document.holds(wanted):
+                missing.append(wanted)
+        if missing:
+            shown = "; ".join(_whole(m) for m in missing[:3]) + (f"; {len(missing) - 3:,} more"
+                                                                 if len(missing) > 3 else "")
+            out.append(f"sources/{name}.toml: source.excerpt: {source.excerpt} holds {len(missing):,} "
+                       f"line{'s' if len(missing) != 1 else ''} NOT FOUND in {source.path}, the document it copies "
+                       f"(source.path): {escaped(shown)}: copy the lines from the document again (and pin the "
+                       "excerpt's sha256 anew), or restore the document")
     return out
 
 

@@ -1414,14 +1414,14 @@ MISMATCH = "MISMATCH"
 def figures_quoted(fact: Fact, texts: Mapping[str, StoredText], only: str | None = None) -> tuple[str, ...]:
     """What the quoted spans of ``fact``'s locators citing a source with a usable stored text in ``texts`` (that
     source alone, with ``only``) state that its figure is not (:func:`passprice.addedfacts.quote_holds_another`):
-    the fact's own locator against its value, for a ``published`` or ``measured`` fact without a derivation (a
-    derived fact's locator quotes what its formula reads; an estimate quotes its basis), and each figure input's
+    the fact's own locator against its value, for a fact of any provenance without a derivation (a derived fact's
+    locator quotes what its formula reads) unless :func:`quotes_basis` (an estimate or assumption whose note says its
+    quotes are its basis), and each figure input's
     locator of a derivation against that input's figure. One sentence a locator: ``its quote of SOURCE 'SPAN' states
     8 TB/s, not its value 8.2 TB/s``, ``its dot figure's quote of SOURCE 'SPAN' states …, not its 3.87 TB/s``. Empty
     where every quote states its figure or none of its dimension. Raises nothing."""
     from passprice.addedfacts import _shown, quote_holds_another
     from passprice.derivations import Derivation
-    from passprice.facts import Provenance
 
     if fact.unit == RUN_UNIT:  # a measured run's tokens/s (:func:`passprice.lineage._run_facts`)
         stored = texts.get(fact.source) if fact.source is not None else None
@@ -1437,7 +1437,7 @@ def figures_quoted(fact: Fact, texts: Mapping[str, StoredText], only: str | None
                 f"{', '.join(repr(span[:200]) for span in spans[:3])} {states}, not its "
                 f"{fact.amount:,g} tokens/s",)
     checks: list[tuple[str, str | None, str, float, str]] = []
-    if fact.derivation is None and fact.locator and fact.provenance in (Provenance.PUBLISHED, Provenance.MEASURED):
+    if fact.derivation is None and fact.locator and not quotes_basis(fact):
         checks.append(("its quote", fact.source, fact.locator, fact.amount, fact.unit))
     if isinstance(fact.derivation, Derivation):
         checks += [(f"its {i.name} figure's quote", i.source or fact.source, i.locator, i.amount, i.unit)
@@ -1459,6 +1459,31 @@ def figures_quoted(fact: Fact, texts: Mapping[str, StoredText], only: str | None
                    f"{', '.join(repr(span[:80]) for span in holding[:3])} state{'' if len(holding) > 1 else 's'} "
                    f"{', '.join(others[:3])}, not {mine}{_shown(amount, unit)}")
     return tuple(out)
+
+
+#: How the note of an ``estimated`` or ``assumed`` fact opens when its locator quotes the figures the estimate rests
+#: on, not its own (:func:`quotes_basis`): ``Basis: …`` or ``Estimate: …`` (the shipped stack's ``memory.reserved``,
+#: 512 MiB from quoted buffers of 70.50 to 148.19 MiB: ``Estimate: llama.cpp's own buffers printed …``).
+BASIS_OPENINGS = ("Basis:", "Estimate:")
+
+
+def quotes_basis(fact: Fact) -> bool:
+    """Whether ``fact`` says its locator's quotes state the basis of an estimate, not its figure: an ``estimated``
+    or ``assumed`` fact whose ``note`` opens with one of :data:`BASIS_OPENINGS`, or whose locator works its figure
+    out of a figure it states (:func:`passprice.addedfacts.from_basis`: ``'4.8 TB/s' less 5 %`` of 4.56 TB/s, the
+    review's reading of a basis). Such a fact is not held to its own quotes (:func:`figures_quoted`); any other fact
+    without a derivation is, whatever its provenance. A new user's assumed ``memory.bandwidth`` 6.5 TB/s under
+    ``'Peak Memory Bandwidth 6 TB/s'``, and an estimate of 7 under a quote of 6.4 TB/s, passed ``check`` (0 problems)
+    and read ``checked`` in ``audit``: the rule held published and measured figures alone (tests/test_fix55w.py).
+    Raises nothing."""
+    from passprice.addedfacts import from_basis
+    from passprice.facts import Provenance
+
+    if fact.provenance not in (Provenance.ESTIMATED, Provenance.ASSUMED):
+        return False
+    if fact.note is not None and fact.note.lstrip().startswith(BASIS_OPENINGS):
+        return True
+    return bool(fact.locator) and fact.unit != "1" and from_basis(fact.amount, fact.unit, fact.locator or "")
 
 
 #: A mean a benchmark prints with its spread (llama-bench's ``145.55 ± 0.80``): the mean, :data:`NUMBER`'s digits.
@@ -1700,6 +1725,17 @@ def _cost(stored: StoredText, page: int | None, parts: tuple[tuple[str, ...], ..
                                                 if _unplaced(stored, page, parts) else 0)
 
 
+#: The most characters of a quoted span a NOT FOUND line shows (:func:`_whole`).
+SHOWN_SPAN = 300
+
+
+def _whole(span: str) -> str:
+    """``span`` as a NOT FOUND line shows it: whole, quoted (``repr``), up to :data:`SHOWN_SPAN` characters, then
+    ``…``. It was cut at 60 characters, unmarked: ``'Peak Memory Bandwidth, revision 2 (faster HBM3E bins) 6.4
+    TB/s'`` read ``… 6.4 TB'``, a quote that seemed to stop at the ``/`` (tests/test_fix55w.py). Raises nothing."""
+    return repr(span) if len(span) <= SHOWN_SPAN else f"{span[:SHOWN_SPAN]!r}…"
+
+
 def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText], left: Lookups | None = None,
                 only: str | None = None) -> QuoteCheck:
     """The :class:`QuoteCheck` of the fact at ``path``, its cited documents' stored texts ``texts`` (by source id:
@@ -1760,7 +1796,7 @@ def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText], left: Lo
                 holders = [p for p in stored.parts if stored.holds(span, part=p)]
                 if 0 < len(holders) < len(stored.parts):
                     missing.append(span)
-                    missed.append(f"{span[:60]!r} (its locator names none of the {len(stored.parts)} files the "
+                    missed.append(f"{_whole(span)} (its locator names none of the {len(stored.parts)} files the "
                                   f"stored excerpt holds; found only under {' or '.join(holders[:3])})")
                 else:
                     found += 1
@@ -1785,7 +1821,7 @@ def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText], left: Lo
                 other = stored.part_holding(span, lacking)
             # said where the text has other parts (a file of one section, the L40S's README.md, is the text)
             under = f" (under {' or '.join(lacking)}" if lacking and not on_page and len(stored.parts) > 1 else ""
-            missed.append(repr(span[:60]) + (f" (on p. {page})" if on_page else "")
+            missed.append(_whole(span) + (f" (on p. {page})" if on_page else "")
                           + (f"{under}; found only under {other})" if other is not None else f"{under})" if under
                              else ""))
     if spans == 0:
