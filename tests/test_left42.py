@@ -96,16 +96,18 @@ def test_a_record_that_is_a_folder_is_one_line_not_two(tmp_path: Path) -> None:
     # H200 card's 5 locks: now once above the locks, with their count, and once on a lone lock's floors line.
     lines = result.stdout.splitlines()
     h200 = "facts/cards/h200_sxm_141gb.toml: is a folder, not a card file"
+    # and once more in the recap of problems just before "check FAILED", as each line said on stderr is
     assert [line for line in lines if h200 in line] == [
         "locks not judged: 5 of 10 (qwen3-30b-a3b-h200, qwen35-27b-h200-mtp, r1-qwen7b-h200, r1-qwen7b-h200-best, "
-        f"r1-qwen7b-h200-llamacpp): today's files do not read: {h200}"]
+        f"r1-qwen7b-h200-llamacpp): today's files do not read: {h200}", f"  {h200}"]
     # a lock not judged reads so, not FAILS (tests/test_walk138.py)
     at = lines.index("lock r1-qwen7b-h200 (locks/r1-qwen7b-h200.lock.toml, locks serving r1-qwen7b-h200): not judged")
     assert lines[at + 4:at + 6] == ["  floors: not judged (facts/cards/h200_sxm_141gb.toml does not read, above)",
                                     "  drift: not judged (the same)"]
     assert sum(line == "  drift: not judged (the same)" for line in lines) == 7  # and uniform's and mi300x's lock
     assert [line for line in lines if "facts/cards/mi300x.toml" in line] == [
-        "  floors: today's files do not read: facts/cards/mi300x.toml: is a folder, not a card file"]
+        "  floors: today's files do not read: facts/cards/mi300x.toml: is a folder, not a card file",
+        "  facts/cards/mi300x.toml: is a folder, not a card file"]
 
 
 def _stamps(folder: Path, count: int) -> Path:

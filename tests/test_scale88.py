@@ -112,11 +112,13 @@ def test_1_a_copy_edited_by_hand_is_refused_naming_itself(tmp_path: Path) -> Non
         result = invoke(*args, root=root)
         assert result.exit_code == 2, result.output
         lines = [line for line in result.output.splitlines() if "reordered1.lock.toml" in line]
-        assert lines == [
-            "passprice: error: locks/reordered1.lock.toml: facts.array: digest mismatch: the pinned fact array was "
-            "edited by hand (its content hashes to sha256:e03b4ecd9fcb03da537882bb046b51f8eb829b44b68c935b7233a995aefc"
-            "efb1, the lock says sha256:ac508390fbafe2cea8bc885cc4fd9623c9f780b148aeeb7153a3fef53d405d68); re-lock it "
-            "instead"], lines
+        said = ("locks/reordered1.lock.toml: facts.array: digest mismatch: the pinned fact array was edited by hand "
+                "(its content hashes to sha256:e03b4ecd9fcb03da537882bb046b51f8eb829b44b68c935b7233a995aefcefb1, the "
+                "lock says sha256:ac508390fbafe2cea8bc885cc4fd9623c9f780b148aeeb7153a3fef53d405d68); re-lock it "
+                "instead")
+        # on stderr, and again in the recap of problems on stdout just before "check FAILED" (a new user's finding)
+        assert lines == [f"  {said}", f"passprice: error: {said}"], lines
+        assert result.stderr.splitlines().count(f"passprice: error: {said}") == 1
         for name in made:  # no other copy is refused
             if name != "reordered1.lock.toml":
                 assert f"{name}: facts" not in result.output, name
