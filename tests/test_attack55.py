@@ -181,3 +181,17 @@ def test_a_stack_table_name_past_250_characters_is_refused(tmp_path: Path) -> No
     result = invoke("--no-cache", "check", root=root)
     assert result.exit_code == 2, result.output
     assert any("cards" in line and "is too long" in line for line in result.stderr.splitlines()), result.output
+
+
+def test_audit_fact_of_a_stack_names_the_audit_that_reads_it(tmp_path: Path) -> None:
+    """``audit --fact llamacpp-cuda-2405:share.read`` was refused with "the fact commands edit cards and drafting
+    methods" (edit's line, of a command that edits nothing). Now: exit 2, what --fact reads and the audit that reads a
+    stack's facts; ``--help`` names ``ROUTING:hot_share``, which --fact reads too."""
+    root = copy_root(tmp_path)
+    assert bad("audit", "--fact", "llamacpp-cuda-2405:share.read", root=root) == [
+        "passprice: error: --fact llamacpp-cuda-2405:share.read: llamacpp-cuda-2405 is a serving stack "
+        "(facts/stacks/llamacpp-cuda-2405.toml): --fact audits what rests on a card's, a drafting method's or a "
+        "routing record's fact; a stack's facts and their sources are audited with a price made under it: passprice "
+        "audit SERVING --stack llamacpp-cuda-2405"]
+    helped = invoke("audit", "--help", root=root)
+    assert "(CARD:PATH, METHOD:acceptance.N or ROUTING:hot_share)" in " ".join(helped.stdout.split())

@@ -1389,6 +1389,14 @@ def parse_fact_ref(root: Root, text: str) -> FactRef:
     routing_path = path.removeprefix("routing.")
     if routing_path in ("hot_experts", "hot_share") and is_there(root.routing / f"{name}.toml"):
         return FactRef("routing", name, routing_path)
+    if "/" not in name and not is_there(root.cards / f"{name}.toml") and is_there(root.stacks / f"{name}.toml"):
+        # a serving stack's fact: edit.locate said "the fact commands edit cards and drafting methods", of a command
+        # that edits nothing (attack round attack55)
+        raise InputError(
+            f"--fact {text}: {name} is a serving stack (facts/stacks/{name}.toml): --fact audits what rests on a "
+            "card's, a drafting method's or a routing record's fact; a stack's facts and their sources are audited "
+            f"with a price made under it: passprice audit SERVING --stack {name}"
+        )
     where = locate(root, name, path)
     if where.kind in ("card", "draft") and ("/" in name or name.endswith(".toml")):
         # a record named by its path is the registry's record of that file, whatever its spelling; another folder's

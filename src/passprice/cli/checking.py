@@ -395,7 +395,7 @@ def _typed_word(value: object) -> str:
               help="Audit backwards: every fact citing source ID, the servings and locks resting on them, and which "
               "locks break if it is withdrawn.")
 @click.option("--fact", "fact_ref", metavar="CARD:PATH",
-              help="The same for one fact (CARD:PATH, or METHOD:acceptance.N).")
+              help="The same for one fact (CARD:PATH, METHOD:acceptance.N or ROUTING:hot_share).")
 @click.option("--stack", "stack_ref", metavar="S",
               help="Audit SERVING's expected price under serving stack S (facts/stacks), as price --stack S makes it: "
                    "the stack's fitted facts and their sources with the card's.")
