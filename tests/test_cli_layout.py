@@ -167,7 +167,8 @@ def test_3_no_module_outside_the_package_imports_the_command_line() -> None:
 
 
 def test_3_passprice_cli_main_is_what_the_console_script_runs() -> None:
-    project = tomllib.loads((pins.PACKAGE.parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
+    # the checkout's pyproject.toml, not one beside the installed package (CI installs it, not editable)
+    project = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
     assert project["project"]["scripts"] == {"passprice": "passprice.entry:main"}
     source = (pins.PACKAGE / "entry.py").read_text(encoding="utf-8")
     assert re.search(r"\n    cli_main\(\)\n", source)  # entry.main ends by calling passprice.cli.main

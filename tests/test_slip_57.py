@@ -321,3 +321,43 @@ def test_an_entry_whose_code_the_branch_never_had_still_fails(twice_repo: tuple[
     said = json.loads(result.stdout)["code_changed"]
     assert len(said) == 1 and said[0].startswith(f"{LISTED}: entry {first[7:19]}… added (passprice 0.1.0's, first "
                                                  "locked 2026-12-05): the digest of no code of this review")
+
+
+def test_a_re_lock_followed_by_merges_of_other_code_passes(tmp_path: Path) -> None:
+    """A branch that re-locks (its lock and list naming its code's digest) and then merges three other branches,
+    each changing other pricing code: every merge's ``locks/`` differs from its merged side's, so each is a commit of
+    the branch holding the lock, and its code is another's. Only the three newest commits holding a model were asked
+    for their code, so the re-lock's own commit was never read and the entry failed as "the digest of no code of this
+    review" (a lead branch's review, which had merged three helpers' branches after re-locking). The re-lock's commit,
+    the oldest holding the model, is asked first now."""
+    from passprice.locks import read_lock
+    from passprice.pins import pricing_model_digest
+
+    root = _checkout(tmp_path)
+    for lock in (root / "locks").glob("*.lock.toml"):
+        if lock.name != "r1-qwen7b-h200.lock.toml":
+            lock.unlink()
+    git(root, "init", "-q", "-b", "main")
+    commit_all(root, "base")
+    git(root, "checkout", "-q", "-b", "lead")
+    cost = root / "src" / "passprice" / "cost.py"
+    cost.write_text(cost.read_text(encoding="utf-8") + "\n_RELOCKED = 1\n", encoding="utf-8")
+    first = pricing_model_digest(root / "src" / "passprice")
+    _with_model(root, R1, first)
+    doc = json.loads((root / LISTED).read_text(encoding="utf-8"))
+    doc["models"].append({"digest": first, "version": "0.1.0", "first_locked": "2026-12-05", "commit": "",
+                          "records": [read_lock(root / R1).info.digest]})
+    (root / LISTED).write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    commit_all(root, "change the code, re-lock")
+    for module in ("roofline", "speculate", "batching"):
+        git(root, "checkout", "-q", "-b", module, "main")
+        code = root / "src" / "passprice" / f"{module}.py"
+        code.write_text(code.read_text(encoding="utf-8") + f"\n_{module.upper()} = 1\n", encoding="utf-8")
+        commit_all(root, f"a helper's change of {module}")
+        git(root, "checkout", "-q", "lead")
+        git(root, "merge", "-q", "--no-ff", "--no-edit", module)
+    result = invoke("diff", "main", "--format", "json", root=root)
+    said = json.loads(result.stdout)["code_changed"]
+    assert f"{LISTED}: entry {first[7:19]}… added (passprice 0.1.0's, first locked 2026-12-05): the code of a commit " \
+           "of this branch, which re-locked with it (since re-locked again)" in said, said
+    assert not any("the digest of no code of this review" in line for line in said), said

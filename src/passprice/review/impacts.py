@@ -937,7 +937,12 @@ def _branch_records(base: Side, head: Side, asked: frozenset[str], entries: Mapp
         resolved = {name[: -len("^{commit}")]: oid for name, (oid, kind) in
                     _object_ids(checkout.top, [f"{n}^{{commit}}" for n in dict.fromkeys(named)]).items()
                     if kind == "commit"}
-        codes = _CommitCode(checkout, [c for m in todo for c in holding.get(m, [])[:3]] + list(resolved.values()))
+        # a model's commits, newest first: its oldest (the re-lock that wrote it, where merges of other code came
+        # after: a lead branch re-locked, then merged three helpers' branches, each merge's locks pinning the re-lock's
+        # model and its code another's; the three newest alone failed the entry as "the digest of no code") and its
+        # three newest
+        tried = {m: list(dict.fromkeys([*holding.get(m, [])[-1:], *holding.get(m, [])[:3]])) for m in todo}
+        codes = _CommitCode(checkout, [c for m in todo for c in tried[m]] + list(resolved.values()))
         for model in todo:
             entry = (entries or {}).get(model)
             own = [c for c in holding.get(model, []) if entry is not None and entry.commit
@@ -953,7 +958,7 @@ def _branch_records(base: Side, head: Side, asked: frozenset[str], entries: Mapp
                 confirmed.add(model)
                 continue
             # the code of a commit holding its locks (the re-lock's, committed): the entry's own first
-            for commit in dict.fromkeys([*own, *holding.get(model, [])[:3]]):
+            for commit in dict.fromkeys([*own, *tried[model]]):
                 if codes.digest(commit) == model:
                     confirmed.add(model)
                     break
