@@ -182,6 +182,79 @@ class FactChange:
         """True when the new provenance sits higher on the ladder than the old."""
         return self.old is not None and self.new is not None and self.old.provenance.weaker_than(self.new.provenance)
 
+    def _quotes_old_figure(self) -> tuple[int, str] | None:
+        """How the unchanged locator of a fact whose value moved states the old figure and not the new one, as the
+        review words it after "the locator quotes": ``(0, '0.9')`` a figure of its quoted text, ``(1, '90% (0.9)')``
+        a part of a whole or a percentage of a unitless figure (``58/128``, ``90%``: session 25, walkthrough 55),
+        ``(2, '4,800 GB/s')`` the old figure in another notation (slip round 34); ``None`` when the value or the
+        citation did not move, or the locator does not state the old figure alone. Raises nothing."""
+        old, new = self.old, self.new
+        if old is None or new is None or "value" not in self.fields:
+            return None
+        if (old.source, old.locator, old.cite) != (new.source, new.locator, new.cite):
+            return None
+        from passprice.addedfacts import BASIS_TOLERANCE, in_own_unit, parts_of, percents_of, states
+
+        if _moved_within_quote(old.amount, old.unit, new.amount, new.unit, new.locator) is not None:
+            return None
+        quoted = _quoted_figures(new.locator or new.cite or "")
+        if _figure(old.amount) in quoted and _figure(new.amount) not in quoted:
+            return 0, f"{old.amount:g}"
+
+        def near(amount: float, ratio: float) -> bool:
+            return abs(ratio - amount) <= BASIS_TOLERANCE * abs(amount)
+
+        text = new.locator or new.cite or ""
+        parts = {**percents_of(text), **parts_of(text)} if new.unit == "1" else {}
+        was = [words for ratio, words in parts.items() if near(old.amount, ratio)]
+        if was and not any(near(new.amount, ratio) for ratio in parts):
+            return 1, f"{was[0]} ({old.amount:g})"
+        others = in_own_unit(new.amount, new.unit, new.locator)
+        if others and states(old.amount, old.unit, new.locator):
+            return 2, ", ".join(others[:3])
+        return None
+
+    @property
+    def contradicted(self) -> str | None:
+        """Why the citation a changed fact kept contradicts the change, else ``None``:
+
+        - its value moved while its unchanged locator states the old figure and not the new one
+          (:meth:`_quotes_old_figure`: a quoted figure, a part or percentage, the old figure in another notation;
+          not of a derived fact, whose value ``check`` recomputes from its inputs);
+        - its provenance was raised to ``measured`` or ``published`` while its locator or note calls the figure an
+          assumption, an estimate, a guess or a placeholder (:func:`_says_unstated`), or its source's id does
+          (``uniform-routing-assumption``).
+
+        Either way the record states one thing and its citation another, with no new evidence, and the review fails
+        it (:attr:`passprice.review.verdict.Diff.provenance_contradicted`), as ``check`` fails a value its own
+        quoted words contradict. A new user's routing ``hot_share`` moved 0.9 → 0.95 under a locator stating "90%",
+        its routing record raised ``assumed`` → ``measured`` under the source ``uniform-routing-assumption``, and the
+        H200's ``scale`` raised ``estimated`` → ``measured`` under "assumed for the H200": each passed re-locked,
+        exit 0, only asked (tests/test_review_contradicted.py). Raises nothing."""
+        old, new = self.old, self.new
+        if old is None or new is None:
+            return None
+        if (old.source, old.locator, old.cite) != (new.source, new.locator, new.cite):
+            return None
+        stale = self._quotes_old_figure() if new.derivation is None else None
+        from passprice.sources import MISMATCH
+
+        if stale is not None and (self.quote is None or self.quote.state != MISMATCH):  # else failed as a MISMATCH
+            return (f"the value moved ({old.describe()} → {new.describe()}) under the citation it had, whose locator "
+                    f"quotes {stale[1]}, not {new.describe()}: cite the place stating {new.describe()}, or keep "
+                    f"{old.describe()}")
+        if not self.strengthened:
+            return None
+        said = _says_unstated(new)
+        if said is None and new.provenance in (Provenance.MEASURED, Provenance.PUBLISHED):
+            found = _UNSTATED.search((new.source or "").replace("-", " ").replace("_", " "))
+            said = f"source's id {new.source} says {found.group(0)!r}" if found is not None else None
+        if said is None:
+            return None
+        return (f"the provenance was raised ({old.provenance.value} → {new.provenance.value}) under the citation it "
+                f"had, and its {said}: cite the {new.provenance.value} source that states {new.describe()}, or keep "
+                f"{old.provenance.value}")
+
     @property
     def to_verify(self) -> str | None:
         """What a reviewer must check in the cited source for this change (:meth:`_to_verify`), and, for a changed
@@ -387,44 +460,28 @@ class FactChange:
             ratio = (self._ratio_quoted() or (None if same_cite else self._ratio_recited())) if untied else None
             return "; ".join(x for x in (stronger, untied, ratio) if x)
         if "value" in self.fields and same_cite:
-            from passprice.addedfacts import BASIS_TOLERANCE, in_own_unit, parts_of, percents_of, states
+            from passprice.addedfacts import states
 
             # A note stating the old figure and not the new one goes on saying it under the new value (a stack's
             # memory.reserved 512 → 1024 MiB under its note's "512 MiB in all": walkthrough 41).
             noted = (f"; its note still states {old.describe()}: is the note this figure's?"
                      if "note" not in self.fields and states(old.amount, old.unit, new.note)
                      and not states(new.amount, new.unit, new.note) else "")
-            quoted = _quoted_figures(new.locator or new.cite or "")
             across = _moved_within_quote(old.amount, old.unit, new.amount, new.unit, new.locator)
             if across is not None:
                 return (f"the value moved ({old.describe()} → {new.describe()}) but its citation did not: {across}: "
                         f"{where}{noted}")
-            if _figure(old.amount) in quoted and _figure(new.amount) not in quoted:
+            stale = self._quotes_old_figure()
+            if stale is not None and stale[0] < 2:
                 return (f"the value moved ({old.describe()} → {new.describe()}) but its citation did not, and the "
-                        f"locator quotes {old.amount:g}: {where}{noted}")
-            # A ratio quoted as a part of a whole (``58/128``, ``58 of 128``) is the old figure as firmly (session 25),
-            # and so is one quoted as a percentage (``90%`` under hot_share 0.9 → 0.85: walkthrough 55).
-            def near(amount: float, ratio: float) -> bool:
-                return abs(ratio - amount) <= BASIS_TOLERANCE * abs(amount)
-
-            text = new.locator or new.cite or ""
-            parts = {**percents_of(text), **parts_of(text)} if new.unit == "1" else {}
-            was = [words for ratio, words in parts.items() if near(old.amount, ratio)]
-            if was and not any(near(new.amount, ratio) for ratio in parts):
-                return (f"the value moved ({old.describe()} → {new.describe()}) but its citation did not, and the "
-                        f"locator quotes {was[0]} ({old.amount:g}): {where}{noted}")
-
+                        f"locator quotes {stale[1]}: {where}{noted}")
             ratio = self._ratio_quoted()
             if ratio is not None:
                 return f"the value moved ({old.describe()} → {new.describe()}) but its citation did not: {ratio}: " \
                        f"{where}{noted}"
-
-            # The old figure quoted in another notation (``4,800 GB/s``, ``four point eight terabytes per second``
-            # under 4.8 → 5.2 TB/s) is said as firmly (slip round 34).
-            others = in_own_unit(new.amount, new.unit, new.locator)
-            if others and states(old.amount, old.unit, new.locator):
+            if stale is not None:
                 return (f"the value moved ({old.describe()} → {new.describe()}) but its citation did not, and the "
-                        f"locator quotes {', '.join(others[:3])}: {where}{noted}")
+                        f"locator quotes {stale[1]}: {where}{noted}")
             return (f"the value moved ({old.describe()} → {new.describe()}) but its citation did not: does {where} "
                     f"say {new.describe()}?{noted}")
         if not same_cite and new.provenance in (Provenance.PUBLISHED, Provenance.MEASURED):

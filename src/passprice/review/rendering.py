@@ -250,6 +250,22 @@ def _weakest(verdict: Verdict) -> str:
     return f"{verdict.provenance.value} ({', '.join(verdict.weakest)})" if verdict.weakest else verdict.provenance.value
 
 
+def _weakest_moved(lock: LockImpact) -> str | None:
+    """The weakest provenance the lock's price rests on, BASE's → HEAD's, when the change moved it (its level or the
+    facts at it): ``assumed (routing.hot_experts, routing.hot_share) → estimated (scale) (stronger)``; ``None`` when
+    either side was not judged or nothing moved. A new user's routing record raised ``assumed`` → ``measured`` lifted
+    the weakest provenance of two locked prices, and no line of the text or markdown review said so (only ``--json``'s
+    ``locks[].before.provenance``: tests/test_review_contradicted.py). Raises nothing."""
+    before, after = lock.verdict_before, lock.verdict
+    if before is None or after is None or lock.added:
+        return None
+    if (before.provenance, tuple(before.weakest)) == (after.provenance, tuple(after.weakest)):
+        return None
+    flag = (" (stronger)" if before.provenance.weaker_than(after.provenance) else
+            " (WEAKER)" if after.provenance.weaker_than(before.provenance) else "")
+    return f"{_weakest(before)} → {_weakest(after)}{flag}"
+
+
 def _added_terms(lock: LockImpact) -> str:
     """What a reviewer of an added lock needs beside its tokens/s, from the price its file records: the batch, the
     term it binds on and the weakest provenance it rests on (``check`` prints the last as the lock's floors line), as
@@ -527,6 +543,8 @@ def diff_text(d: Diff) -> str:
             what = _what(c)
             lines.append(f"{head}  ({what})  {_provenance(c)}")
             lines.append(f"  {'':{width}}  cite: {_cite(c)}")
+            if c.contradicted is not None:
+                lines.append(f"  {'':{width}}  ❌ contradicted: {c.contradicted}")
             if c.to_verify is not None:
                 lines.append(f"  {'':{width}}  to verify: {c.to_verify}")
             for key in ("note", "derivation"):
@@ -574,6 +592,9 @@ def diff_text(d: Diff) -> str:
         if lock.runs_moved:
             lines.append(f"    runs      {_runs_moved(lock)}")
         lines.append(f"    floors    {_held(lock)} → {lock.floors()}")
+        weakest = _weakest_moved(lock)
+        if weakest is not None:
+            lines.append(f"    weakest   {weakest}")
         expected = _expected_shift(lock)
         # A lock made under a stack pins its expected price (the `expected` line below): this line is the
         # card's limit, said so as the markdown row's `(limit +0 %)` (it read `(+0 %)`, taken for the lock's move).
@@ -837,6 +858,8 @@ def _fact_items(d: Diff, links: Links | None) -> Iterator[list[str]]:
                 out.append(f"  - **cite (was)**: as {markdown_code(was)}'s")
             else:
                 out.append(f"  - **cite (was)**: {markdown_text(c.old.citation())}")
+        if c.contradicted is not None:
+            out.append(f"  - ❌ **contradicted**: {markdown_prose(c.contradicted)}")
         if c.to_verify is not None:
             out.append(f"  - ⚠️ **to verify**: {markdown_prose(c.to_verify)}")
         note = c.new.note if c.new is not None else None
@@ -1119,7 +1142,8 @@ def diff_markdown(d: Diff, links: Links | None = None) -> str:
                     links.file_link(lock.path, markdown_code(lock.name)) if links is not None and not lock.removed
                     else markdown_code(lock.name),
                     ", ".join(markdown_code(p) for p in _inputs(lock).split(", ") if p) or "–",
-                    f"{_held(lock)} → {floors}",
+                    f"{_held(lock)} → {floors}" + (f"; weakest {markdown_prose(w)}" if (w := _weakest_moved(lock))
+                                                   is not None else ""),
                     _recorded(lock),
                     _shorts(lock)[0] if not lock.added else "–",
                     (f"❌ {_shorts(lock)[1]} (on stale facts)" if lock.unsound_limit else _shorts(lock)[1])

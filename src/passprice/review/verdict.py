@@ -416,6 +416,14 @@ class Diff:
         return tuple((f, c) for f, c in self.fact_changes if c.quote is not None and c.quote.state == MISMATCH)
 
     @property
+    def provenance_contradicted(self) -> tuple[tuple[FileChange, FactChange], ...]:
+        """The changed facts the citation they kept contradicts (:attr:`passprice.review.changes.FactChange.
+        contradicted`: a value moved under a locator stating the old figure, or a provenance raised under words
+        calling the figure an assumption or an estimate), with their file. Each fails the review: the record states
+        one thing and its citation another, with no new evidence (tests/test_review_contradicted.py)."""
+        return tuple((f, c) for f, c in self.fact_changes if c.contradicted is not None)
+
+    @property
     def quotes_against_removed(self) -> tuple[tuple[FileChange, FactChange], ...]:
         """The changed or added facts whose quotes, read against the stored excerpt BASE held of a source and the
         change removed (:attr:`passprice.review.changes.FactChange.against_removed`), are NOT FOUND or state another
@@ -733,7 +741,7 @@ class Diff:
             return 2
         if (self.broken or self.stale or self.unsound or self.dropping or self.head_check or self.requestioned
                 or self.quotes_not_found or self.quotes_lost or self.quotes_unchecked or self.quotes_mismatched
-                or self.runs_mismatched or self.quotes_against_removed):
+                or self.runs_mismatched or self.quotes_against_removed or self.provenance_contradicted):
             return 1
         return 0
 
@@ -855,6 +863,11 @@ class Diff:
             facts = ", ".join(f"{f.name}:{c.path}" for f, c in self.quotes_mismatched)
             reasons.append(f"{self.mismatched_line()} ({facts}): the value and the words it cites disagree; quote the "
                            "words of the document stating the value, or set the value they state")
+        if self.provenance_contradicted:
+            facts = ", ".join(f"{f.name}:{c.path}" for f, c in self.provenance_contradicted)
+            reasons.append(f"{self.contradicted_line()} ({facts}): a new figure or a stronger provenance needs a "
+                           "citation that states it so; cite it (source and locator), or keep what the citation "
+                           "states")
         if self.quotes_against_removed:
             facts = ", ".join(f"{f.name}:{c.path}" for f, c in self.quotes_against_removed)
             reasons.append(f"{self.against_removed_line()} ({facts}): that excerpt was the registry's record of the "
@@ -909,6 +922,13 @@ class Diff:
         n = len(self.quotes_mismatched)
         return (f"{n:,} fact's quotes state another figure than its own" if n == 1
                 else f"{n:,} facts' quotes state another figure than their own")
+
+    def contradicted_line(self) -> str:
+        """``1 fact contradicted by the citation it kept`` (``N facts …``): the summary's count of
+        :attr:`provenance_contradicted`. Raises nothing."""
+        n = len(self.provenance_contradicted)
+        return (f"{n:,} fact contradicted by the citation it kept" if n == 1
+                else f"{n:,} facts contradicted by the citations they kept")
 
     def against_removed_line(self) -> str:
         """``1 fact's quotes NOT FOUND or another figure against the excerpt this change removed`` (``N facts'
@@ -974,6 +994,8 @@ class Diff:
             parts.append(self.quotes_line())
         if self.quotes_mismatched:
             parts.append(self.mismatched_line())
+        if self.provenance_contradicted:
+            parts.append(self.contradicted_line())
         if self.runs_mismatched:
             parts.append(self.runs_mismatched_line())
         if self.quotes_against_removed:
