@@ -145,3 +145,19 @@ def test_2_the_review_fails_the_routing_share_moved_and_re_locked(repo: Path) ->
     assert "1 fact contradicted by the citation it kept" in review.stdout.splitlines()[1]
     assert review.stderr.startswith(
         "passprice: refused: 1 fact contradicted by the citation it kept (qwen3-30b-a3b-measured:hot_share): ")
+
+
+def test_2_json_names_the_contradicted_fact(repo: Path) -> None:
+    path = repo / QWEN3
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("[hot_share]\nvalue = 0.9\n", "[hot_share]\nvalue = 0.95\n"), encoding="utf-8")
+    import json
+
+    review = invoke("diff", "main", "--format", "json", root=repo)
+    assert review.exit_code == 1, review.output
+    data = json.loads(review.stdout)
+    assert data["contradicted"] == ["qwen3-30b-a3b-measured:hot_share"]
+    facts = [c for f in data["files"] for c in f.get("facts", []) if c.get("contradicted")]
+    assert [c["contradicted"] for c in facts] == [
+        "the value moved (0.9 → 0.95) under the citation it had, whose locator quotes 90% (0.9), not 0.95: cite the "
+        "place stating 0.95, or keep 0.9"]

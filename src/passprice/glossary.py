@@ -516,6 +516,20 @@ _TERMS = (
         ("stale descriptions", "stale_descriptions", "rows_named", "rows_cited", "description names a row"),
     ),
     Term(
+        "contradicted",
+        "review: a changed fact the citation it kept states otherwise (the review fails)",
+        "In a review (`passprice diff`), a changed fact whose source, locator and cite did not change while the "
+        "change contradicts them: its value moved while the locator states the old figure and not the new one "
+        "(`90%` under `hot_share` 0.9 → 0.95), or its provenance was raised to `measured` or `published` while the "
+        "locator, note or source id calls the figure an assumption, an estimate, a guess or a placeholder. The "
+        "fact's line reads `❌ contradicted: …`, the summary counts them (`1 fact contradicted by the citation it "
+        "kept`), and the review fails: cite the place that states the new figure or provenance, or keep what the "
+        "citation states. A fact re-cited, or raised under words that call it nothing, is asked instead (`to "
+        "verify`). In `--json`, each fact change's `contradicted` says why (null otherwise), and the review's "
+        "`contradicted` lists them as `RECORD:FACT`.",
+        ("contradicted by the citation it kept", "facts contradicted by the citations they kept"),
+    ),
+    Term(
         "price moved",
         "review: a locked price the change moves without re-locking it (the review fails)",
         "In a review (`passprice diff`), a lock whose `recorded` price (the one its file holds) is not HEAD's price: "

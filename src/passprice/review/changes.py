@@ -544,6 +544,7 @@ class FactChange:
             "weakened": self.weakened,
             "strengthened": self.strengthened,
             "to_verify": self.to_verify,
+            "contradicted": self.contradicted,
             "quote_check": self.quote.to_json() if self.quote is not None else None,
             "quote_excerpts_edited": list(self.excerpts_edited),
             "quote_no_longer_checked": list(self.unchecked_now),

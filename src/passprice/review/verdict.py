@@ -1195,6 +1195,7 @@ class Diff:
             "exit_status": self.exit_status,
             "weakened": [f"{f.name}:{c.path}" for f, c in self.weakened],
             "to_verify": [f"{f.name}:{c.path}" for f, c in self.to_verify],
+            "contradicted": [f"{f.name}:{c.path}" for f, c in self.provenance_contradicted],
             "sources_changed": [s.to_json() for s in self.sources],
             "broken": [lock.name for lock in self.broken],
             "stale": [lock.name for lock in self.stale],
