@@ -21,7 +21,8 @@ import pytest
 
 from cli_helpers import copy_root, invoke
 from passprice.facts import Fact
-from passprice.review import FactChange
+from passprice.review import FactChange, PriceSide
+from passprice.unlocked import ServingMove
 
 UNIFORM = "facts/routing/uniform.toml"
 QWEN3 = "facts/routing/qwen3-30b-a3b-measured.toml"
@@ -161,3 +162,23 @@ def test_2_json_names_the_contradicted_fact(repo: Path) -> None:
     assert [c["contradicted"] for c in facts] == [
         "the value moved (0.9 → 0.95) under the citation it had, whose locator quotes 90% (0.9), not 0.95: cite the "
         "place stating 0.95, or keep 0.9"]
+
+
+# --- 4. a count of bytes moved reads as bytes -----------------------------------------------------------------------
+
+
+def _priced(tokens: float, weight_bytes: float) -> PriceSide:
+    return PriceSide(price={"tokens_per_s": tokens, "pass_s": 1 / tokens, "binds": "memory", "memory_s": 1 / tokens,
+                            "weight_bytes": weight_bytes, "batch": 64})
+
+
+def test_4_weight_bytes_moved_reads_in_gb() -> None:
+    """A new user's routing change: `moved     weight_bytes 13774102215.410221 → 14557820484.09435 (+5.69 %)` beside
+    lines saying 18.09 GB; 14557820484.09435 / 13774102215.410221 - 1 = 5.6897 % by hand."""
+    move = ServingMove("qwen3-30b-a3b-h100", "h100_sxm5_80gb", _priced(10.0, 13774102215.410221),
+                       _priced(9.5, 14557820484.09435))
+    assert move.moved == "weight_bytes"
+    assert move.moved_figure() == "weight_bytes 13.774 GB → 14.558 GB (+5.69 %)"
+    # a move below five digits keeps the figures as --json holds them
+    tiny = ServingMove("s", "c", _priced(10.0, 13774102215.0), _priced(9.99, 13774102216.0))
+    assert tiny.moved_figure() == "weight_bytes 13774102215.0 → 13774102216.0 (+7.26e-09 %)"

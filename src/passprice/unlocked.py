@@ -107,7 +107,8 @@ class ServingMove:
         time (shown on their own lines, as is a term that is the pass time on both sides): ``memory_s
         0.0010039186836974126 → 0.0010039186836974128 (+1.99e-14 %)``, each value as the price's ``--json`` holds it,
         so a move too small for tokens/s to show is seen (walkthrough 106: "memory_s moved" beside tokens/s +0 %
-        showed no memory_s); ``None`` otherwise."""
+        showed no memory_s); a count of bytes moved in its first five digits in GB (``weight_bytes 13.774 GB → 14.558
+        GB (+5.69 %)``); ``None`` otherwise."""
         from passprice.review.changes import _pct
 
         figure = self.moved
@@ -120,6 +121,10 @@ class ServingMove:
         rel = ""
         if isinstance(was, (int, float)) and isinstance(now, (int, float)) and was:
             rel = f" ({_pct(now / was - 1.0)})"
+            if figure.endswith("_bytes") and f"{was / 1e9:.5g}" != f"{now / 1e9:.5g}":
+                # a count of bytes read as one (walkthrough 56: `weight_bytes 13774102215.410221 → 14557820484.09435`
+                # beside lines saying 18.09 GB); a move too small for five digits keeps the figures as --json holds them
+                return f"{figure} {was / 1e9:.5g} GB → {now / 1e9:.5g} GB{rel}"
         return f"{figure} {was!r} → {now!r}{rel}"
 
     @property
