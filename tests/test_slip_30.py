@@ -95,13 +95,18 @@ def test_a_derived_scale_made_published_asks_to_verify(registry: Path) -> None:
     commit_all(path, "scale: published")
     status, (as_json, text) = renderings(path, "json", "text")
     out = json.loads(as_json)
-    # was: "1 fact changed in 1 file; 2 locks affected, 2 re-locked", nothing to verify
-    assert out["summary"].startswith("1 fact changed in 1 file, 1 to verify in its source; 3 locks affected, "
-                                     "3 re-locked"), out["summary"]
+    # was: "1 fact changed in 1 file; 2 locks affected, 2 re-locked", nothing to verify; then asked only (exit 0)
+    assert out["summary"].startswith("1 fact changed in 1 file, 1 to verify in its source; 1 fact contradicted by "
+                                     "the citation it kept; 3 locks affected, 3 re-locked"), out["summary"]
     assert out["to_verify"] == [f"{H100}:scale"]
     (change,) = [c for f in out["files"] for c in f["facts"]]
     assert change["strengthened"] and change["to_verify"] == STRONGER
-    assert status == 0  # a question for the reviewer, as any fact made stronger is, not a failure
+    # its note opens "Estimate": raised under the words that call it one, it fails (tests/test_review_contradicted.py)
+    assert out["contradicted"] == [f"{H100}:scale"]
+    assert change["contradicted"] == ("the provenance was raised (estimated → published) under the citation it had, "
+                                      "and its note says 'Estimate': cite the published source that states 33.5 "
+                                      "Tcycle/s, or keep estimated")
+    assert status == 1
     assert f"         to verify: {STRONGER}" in text.splitlines()
 
 
@@ -116,8 +121,10 @@ def test_a_derived_scale_made_published_in_a_rename_asks_to_verify(registry: Pat
     relock(path, H100_LOCKS)
     commit_all(path, "the H100 SXM card renamed; its scale published")
     out = json.loads(invoke("diff", "main", "HEAD", "--json", root=path).stdout)
-    assert out["summary"].startswith("1 fact changed in 1 file, 1 to verify in its source; 1 card renamed; "), out
+    assert out["summary"].startswith("1 fact changed in 1 file, 1 to verify in its source; 1 fact contradicted by "
+                                     "the citation it kept; 1 card renamed; "), out
     assert out["to_verify"] == ["h100_sxm5:scale"]
+    assert out["contradicted"] == ["h100_sxm5:scale"]
 
 
 # --- (2) a look-alike card -------------------------------------------------------------------------------------------

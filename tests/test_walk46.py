@@ -64,7 +64,10 @@ def reviewed(review: tuple[Path, Path]) -> Diff:
 
 @pytest.fixture(scope="module")
 def as_json(reviewed: Diff) -> dict[str, Any]:
-    assert reviewed.to_json()["exit_status"] == 0
+    # hot_share 0.9 → 0.85 under its unchanged locator stating "90%" was asked only (exit 0); the citation it kept
+    # contradicts it, and the review fails it (tests/test_review_contradicted.py); the rest of the review is as before
+    assert reviewed.to_json()["exit_status"] == 1
+    assert reviewed.to_json()["contradicted"] == [f"{ROUTING}:hot_share"]
     out: dict[str, Any] = json.loads(json.dumps(reviewed.to_json()))
     return out
 

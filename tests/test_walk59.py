@@ -66,8 +66,8 @@ def test_every_top_level_key_of_diff_json_is_in_the_readme_table(tmp_path: Path)
     assert named - keys == set()
     # 57 before walkthrough 82's rerouted_stacks, 59 with head_check_review_rules (tests/test_walk128.py), 61 with
     # export_rules (tests/test_left131.py) and quotes_unchecked (tests/test_budget140.py), 63 with runs_mismatched and
-    # quotes_against_removed (tests/test_rev54.py)
-    assert "behind" in keys and len(keys) == 63
+    # quotes_against_removed (tests/test_rev54.py), 64 with contradicted (tests/test_review_contradicted.py)
+    assert "behind" in keys and len(keys) == 64
 
 
 def test_the_readme_gives_the_moe_stack_price_s_limit_as_price_prints_it() -> None:
