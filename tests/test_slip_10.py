@@ -29,7 +29,8 @@ SERVING = "r1-qwen7b-h200"
 SERVING_FILE = f"registry/servings/{SERVING}.toml"
 EXIT = ("        if (self.broken or self.stale or self.unsound or self.dropping or self.head_check or "
         "self.requestioned\n                or self.quotes_not_found or self.quotes_lost or self.quotes_unchecked "
-        "or self.quotes_mismatched\n                or self.runs_mismatched or self.quotes_against_removed or self.provenance_contradicted):\n")
+        "or self.quotes_mismatched\n                or self.runs_mismatched or self.quotes_against_removed "
+        "or self.provenance_contradicted):\n")
 
 
 #: The registry :func:`_base` builds, made once per test process (:func:`_build`) and copied for each caller.
