@@ -1,0 +1,92 @@
+"""Attack round 56 (issue 13): hostile input against the quote rule's exceptions and the command line's signals —
+what escaped, each with its reproducer built here and the exit status and line asserted (before the fix: ``check``
+exit 0, no line)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import copy_root, invoke
+from passprice.addedfacts import from_basis
+
+CARD = "facts/cards/h100_sxm5_80gb.toml"
+LOCATOR = "Product Specifications table, H100 SXM column: 'GPU Memory Bandwidth 3.35TB/s 3.9TB/s'"
+QUOTE_LINE = ("facts/cards/h100_sxm5_80gb.toml: memory.bandwidth: its quote of nvidia-h100-product-page 'GPU Memory "
+              "Bandwidth 3.35TB/s 3.9TB/s' states 3.35TB/s, 3.9TB/s, not its value {value} TB/s: the value and the "
+              "words it cites disagree; quote the words of the document stating the value, or set the value they "
+              "state")
+
+
+def _set_bandwidth(root: Path, value: str, locator: str, *note: str) -> None:
+    """``fact set`` of the H100's ``memory.bandwidth``, assumed, citing the product page (exit 0: the file is
+    written, a quote that disagrees is a warning)."""
+    result = invoke("fact", "set", "h100_sxm5_80gb", "memory.bandwidth", "--value", value, "--unit", "TB/s",
+                    "--provenance", "assumed", "--source", "nvidia-h100-product-page", "--locator", locator,
+                    *(("--note", note[0]) if note else ()), root=root)
+    assert result.exit_code == 0, result.output
+
+
+def _check_lines(root: Path) -> tuple[int, list[str]]:
+    result = invoke("check", root=root)
+    return result.exit_code, [line.strip() for line in result.stdout.splitlines()]
+
+
+# --- 1. a note opening ``Basis:`` and saying nothing after it spared a figure its own quote contradicts ------------
+
+
+@pytest.mark.parametrize("note", ["Basis:", "Estimate:", "  Basis:   ", "Basis: —", "Estimate: ..."])
+def test_an_empty_basis_note_is_held_to_its_quote(tmp_path: Path, note: str) -> None:
+    """An assumed 3.97 TB/s under ``'GPU Memory Bandwidth 3.35TB/s 3.9TB/s'`` with the note ``Basis:`` (nothing
+    after) passed ``check`` (exit 0, no quote line): the opening alone exempted it from its quote. A note that states
+    no basis is no basis: ``check`` fails it with the quote's line."""
+    root = copy_root(tmp_path)
+    _set_bandwidth(root, "3.97", LOCATOR, note)
+    status, lines = _check_lines(root)
+    assert status == 1
+    assert QUOTE_LINE.format(value="3.97") in lines
+
+
+def test_a_basis_note_with_words_still_spares_its_quote(tmp_path: Path) -> None:
+    """The same fact with a note stating its basis (``Basis: the NVL figure 3.9TB/s, raised for the faster
+    bins``) is not held to its quotes, as README says of ``Basis:``."""
+    root = copy_root(tmp_path)
+    _set_bandwidth(root, "3.97", LOCATOR, "Basis: the NVL figure 3.9TB/s, raised for the faster bins")
+    assert not any("not its value" in line for line in _check_lines(root)[1])
+
+
+# --- 2. a page, section or table number read as the factor an estimate works its figure out by --------------------
+
+
+@pytest.mark.parametrize(("value", "after"), [
+    ("3.953", " (p. 18)"),  # 3.35 TB/s raised by 18 %
+    ("3.953", " (section 18)"),
+    ("3.618", ", Table 8"),  # 3.35 TB/s raised by 8 %
+    ("3.082", " (§ 8)"),  # 3.35 TB/s less 8 %
+    ("60.3", ", page 18"),  # 3.35 TB/s times 18
+])  # fmt: skip
+def test_a_place_number_is_no_factor(tmp_path: Path, value: str, after: str) -> None:
+    """An assumed 3.953 TB/s under ``'GPU Memory Bandwidth 3.35TB/s 3.9TB/s' (p. 18)`` passed ``check`` (exit 0,
+    no quote line): the page number 18 was read as a bare number the quoted 3.35 TB/s is scaled by (3.35 x 1.18),
+    so the locator "worked its figure out". A number naming a place in the document is no factor."""
+    root = copy_root(tmp_path)
+    _set_bandwidth(root, value, LOCATOR + after)
+    status, lines = _check_lines(root)
+    assert status == 1
+    assert QUOTE_LINE.format(value=value) in lines
+
+
+@pytest.mark.parametrize(("amount", "unit", "locator", "holds"), [
+    (3.953, "TB/s", LOCATOR + " (p. 18)", False),
+    (6.5, "TB/s", "'Peak Memory Bandwidth 6 TB/s' (section 8.3)", False),
+    (3.35 * 1.03, "TB/s", "Table 3: 'GPU Memory Bandwidth 3.35TB/s'", False),
+    (4.56, "TB/s", "'4.8 TB/s' less 5 %", True),
+    (4.56, "TB/s", "p. 5: '4.8 TB/s' less 5 %", True),
+    (96, "GB", "(6 HBM3E stacks x 16 GB)", True),
+    (100, "Tcycle/s", "'50,000 block-scale lanes at 2.0 GHz'", True),
+])  # fmt: skip
+def test_from_basis_reads_factors_not_places(amount: float, unit: str, locator: str, holds: bool) -> None:
+    """:func:`passprice.addedfacts.from_basis`: a page, section or table number is no factor; a stated
+    operation (less 5 %, 6 stacks x 16 GB, lanes at a clock) still is, a page named beside it or not."""
+    assert from_basis(amount, unit, locator) is holds
