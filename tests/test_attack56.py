@@ -90,3 +90,35 @@ def test_from_basis_reads_factors_not_places(amount: float, unit: str, locator: 
     """:func:`passprice.addedfacts.from_basis`: a page, section or table number is no factor; a stated
     operation (less 5 %, 6 stacks x 16 GB, lanes at a clock) still is, a page named beside it or not."""
     assert from_basis(amount, unit, locator) is holds
+
+
+# --- 3. audit --fact ROUTING:PATH with a path that is none of the record's facts ------------------------------------
+
+
+@pytest.mark.parametrize(("ref", "line"), [
+    ("uniform:HOT_SHARE", "passprice: error: --fact uniform:HOT_SHARE: HOT_SHARE is no fact of routing record uniform "
+                          "(facts/routing/uniform.toml): its facts are hot_experts and hot_share; did you mean "
+                          "uniform:hot_share?"),
+    ("uniform:hot_share.value", "passprice: error: --fact uniform:hot_share.value: hot_share.value is no fact of "
+                                "routing record uniform (facts/routing/uniform.toml): its facts are hot_experts and "
+                                "hot_share"),
+    ("qwen3-30b-a3b-measured:experts", "passprice: error: --fact qwen3-30b-a3b-measured:experts: experts is no fact "
+                                       "of routing record qwen3-30b-a3b-measured "
+                                       "(facts/routing/qwen3-30b-a3b-measured.toml): its facts are hot_experts and "
+                                       "hot_share"),
+])  # fmt: skip
+def test_audit_fact_names_a_routing_records_facts(ref: str, line: str) -> None:
+    """``audit --fact uniform:HOT_SHARE`` said edit's "not a card: the fact commands edit cards and drafting methods
+    … edit the record's file by hand, then run passprice check" of a command that edits nothing (exit 2), as
+    ``STACK:PATH`` did before: it names the record's facts, and the one meant where only the case differs."""
+    result = invoke("audit", "--fact", ref)
+    assert (result.exit_code, result.stderr.splitlines()) == (2, [line])
+
+
+def test_audit_fact_still_reads_a_routing_share() -> None:
+    """``uniform:hot_share`` and ``uniform:routing.hot_experts`` are audited (exit 0)."""
+    for ref, head in (("uniform:hot_share", "audit of fact uniform:hot_share"),
+                      ("uniform:routing.hot_experts", "audit of fact uniform:hot_experts")):
+        result = invoke("audit", "--fact", ref)
+        assert result.exit_code == 0, result.output
+        assert result.stdout.splitlines()[0] == head

@@ -1397,6 +1397,15 @@ def parse_fact_ref(root: Root, text: str) -> FactRef:
             "card's, a drafting method's or a routing record's fact; a stack's facts and their sources are audited "
             f"with a price made under it: passprice audit SERVING --stack {name}"
         )
+    if ("/" not in name and not is_there(root.cards / f"{name}.toml") and not is_there(root.drafts / f"{name}.toml")
+            and is_there(root.routing / f"{name}.toml")):
+        # a routing record's path that is none of its facts: edit.locate said "the fact commands edit cards and
+        # drafting methods … edit the record's file by hand", of a command that edits nothing (attack round attack56)
+        near = [known for known in ("hot_experts", "hot_share") if known.lower() == routing_path.strip().lower()]
+        raise InputError(
+            f"--fact {text}: {path} is no fact of routing record {name} (facts/routing/{name}.toml): its facts are "
+            f"hot_experts and hot_share" + (f"; did you mean {name}:{near[0]}?" if near else "")
+        )
     where = locate(root, name, path)
     if where.kind in ("card", "draft") and ("/" in name or name.endswith(".toml")):
         # a record named by its path is the registry's record of that file, whatever its spelling; another folder's
