@@ -1,15 +1,17 @@
-"""Attack round 56 (issue 13): hostile input against the quote rule's exceptions and the command line's signals —
-what escaped, each with its reproducer built here and the exit status and line asserted (before the fix: ``check``
-exit 0, no line)."""
+"""Attack round 56 (issue 13): hostile input against the quote rule's exceptions, `audit --fact ROUTING:PATH` and the
+comparison of a stored excerpt with its registry document — what escaped, each with its reproducer built here and the
+exit status and line asserted (before the fix: `check` exit 0 and no line, or edit's line of a command that edits nothing)."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
 from cli_helpers import copy_root, invoke
 from passprice.addedfacts import from_basis
+from test_fix55w import DOCUMENT, EXCERPT, SOURCE, _bandwidth, _lines, _pin_excerpt, _run, made  # noqa: F401
 
 CARD = "facts/cards/h100_sxm5_80gb.toml"
 LOCATOR = "Product Specifications table, H100 SXM column: 'GPU Memory Bandwidth 3.35TB/s 3.9TB/s'"
@@ -122,3 +124,55 @@ def test_audit_fact_still_reads_a_routing_share() -> None:
         result = invoke("audit", "--fact", ref)
         assert result.exit_code == 0, result.output
         assert result.stdout.splitlines()[0] == head
+
+
+# --- 4. a registry document not UTF-8, or past 1 MiB, turned off the comparison of its stored excerpt with it -------
+
+REV2_65 = "Peak Memory Bandwidth, revision 2 (faster HBM3E bins) 6.5 TB/s"
+
+
+@pytest.fixture
+def hx1(made: Path, tmp_path: Path) -> Path:  # noqa: F811 (``made``: tests/test_fix55w.py's new user's registry)
+    """A copy of tests/test_fix55w.py's new user's registry (hx1, its design document and stored excerpt)."""
+    root = tmp_path / "mine"
+    shutil.copytree(made, root, symlinks=True)
+    return root
+
+
+def _excerpt_moved_to_6_5(root: Path) -> None:
+    """The new user's excerpt edited (6.4 → 6.5 TB/s, its sha256 pinned anew) and hx1's bandwidth with it, the
+    document left saying 6.4: the excerpt no longer copies the document."""
+    path = root / EXCERPT
+    path.write_text(path.read_text(encoding="utf-8").replace("6.4 TB/s", "6.5 TB/s"), encoding="utf-8")
+    _pin_excerpt(root)
+    _bandwidth(root, "6.5", "assumed", REV2_65)
+
+
+def test_a_document_not_utf8_is_still_compared_with_its_excerpt(hx1: Path) -> None:
+    """One Latin-1 byte appended to ``notes/hx1-design.md`` (``caf\\xe9``) and the excerpt edited away from it:
+    ``check`` said "all holds" (exit 0): a document that did not decode as UTF-8 was not compared. It is read with
+    U+FFFD for such bytes, and the line says where the first is."""
+    _excerpt_moved_to_6_5(hx1)
+    with (hx1 / DOCUMENT).open("ab") as handle:
+        handle.write(b"caf\xe9\n")
+    done = _run(hx1, "check")
+    assert done.returncode == 1, done.stdout[-2000:]
+    assert (f"  {SOURCE}: source.excerpt: {EXCERPT} holds 1 line NOT FOUND in {DOCUMENT}, the document it copies "
+            f"(source.path) ({DOCUMENT} is not UTF-8: its byte 0xe9 at offset 109, and any other such byte, read as "
+            f"U+FFFD): '{REV2_65}': copy the lines from the document again (and pin the excerpt's sha256 anew), or "
+            "restore the document") in _lines(done)
+
+
+def test_a_document_past_1_mib_says_its_excerpt_is_not_compared(hx1: Path) -> None:
+    """``notes/hx1-design.md`` padded past 1 MiB (1,170,106 bytes) and the excerpt edited away from it: ``check``
+    said "all holds" with nothing of the comparison it skipped. It still passes (the document is past what
+    passprice reads), and warns that the excerpt is not compared, naming both files and the size."""
+    _excerpt_moved_to_6_5(hx1)
+    with (hx1 / DOCUMENT).open("a", encoding="utf-8") as handle:
+        handle.write("padding line\n" * 90_000)
+    size = (hx1 / DOCUMENT).stat().st_size
+    done = _run(hx1, "check")
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert (f"  warning: {SOURCE}: source.excerpt: {EXCERPT} is not compared with {DOCUMENT}, the document it "
+            f"copies (source.path): larger than 1,048,576 bytes, the most of a document passprice reads to compare "
+            f"({size:,} bytes)") in done.stdout.splitlines()
