@@ -176,3 +176,23 @@ def test_a_document_past_1_mib_says_its_excerpt_is_not_compared(hx1: Path) -> No
     assert (f"  warning: {SOURCE}: source.excerpt: {EXCERPT} is not compared with {DOCUMENT}, the document it "
             f"copies (source.path): larger than 1,048,576 bytes, the most of a document passprice reads to compare "
             f"({size:,} bytes)") in done.stdout.splitlines()
+
+
+# --- 5. a rate typeset with blanks around its slash read no figure ---------------------------------------------------
+
+
+@pytest.mark.parametrize("span", ["GPU Memory Bandwidth 4.8 TB / s", "GPU Memory Bandwidth 4.8 TB /s",
+                                  "GPU Memory Bandwidth 4.8 TB/ S", "GPU Memory Bandwidth 4.8 TB / second"])
+def test_a_spaced_slash_is_read_as_a_rate(span: str) -> None:
+    """5.2 TB/s under ``'GPU Memory Bandwidth 4.8 TB / s'``: the review asked nothing of the added fact
+    (:func:`passprice.addedfacts.quotes_another` gave ``None``) and the quote rule found no other figure
+    (``quote_holds_another`` gave ``[]``), where ``4.8 TB/s`` is asked. Read as ``4.8 TB/s``."""
+    from passprice.addedfacts import quote_holds_another, quotes_another
+    from passprice.facts import Fact, Provenance
+
+    assert quote_holds_another(5.2, "TB/s", [span]) == ["4.8 TB/s"]
+    assert quote_holds_another(4.8, "TB/s", [span]) == []
+    fact = Fact(value=5.2e12, amount=5.2, unit="TB/s", provenance=Provenance.PUBLISHED,
+                source="nvidia-h200-datasheet", locator=f"H200 SXM column: '{span}'")
+    assert quotes_another(fact) == (f"its locator quotes 4.8 TB/s, not 5.2 TB/s: does nvidia-h200-datasheet: H200 "
+                                    f"SXM column: '{span}' state 5.2 TB/s?")

@@ -51,6 +51,9 @@ _RATE_IN_WORDS = re.compile(r"(?i)\b(kilo|mega|giga|tera|peta)(flops|ops)\b")
 _BYTES_PER = re.compile(r"\b([kKMGTP]i?B)(?:ps|/sec(?:ond)?)\b")
 #: Kilobytes written ``KB`` (``228 KB shared memory``), as whitepapers write them.
 _KB = re.compile(r"(?<=[\d ])KB\b")
+#: A rate of bytes typeset with blanks around its slash (``4.8 TB / s``, ``141 GB / sec``), read without them: 5.2 TB/s
+#: under ``'Peak Memory Bandwidth 4.8 TB / s'`` read no figure and passed ``check`` (tests/test_attack56.py).
+_SPACED_SLASH = re.compile(r"(?<![A-Za-z])([kKMGTP]?i?B)[ \t]*/[ \t]*(?=(?:s|S|sec|second)\b)")
 #: A number in a locator's text, with or without a unit: :data:`passprice.textchange.NUMBER` (left54: see
 #: :data:`_WITH_UNIT`).
 _NUMBER = re.compile(NUMBER)
@@ -174,6 +177,7 @@ def _plain(text: str) -> str:
     text = _IN_WORDS.sub(_from_words, text)
     text = _EXPONENT.sub(power, text)
     text = _BYTES_IN_WORDS.sub(words, text)
+    text = _SPACED_SLASH.sub(lambda found: f"{found.group(1)}/", text)
     text = _RATE_IN_WORDS.sub(lambda found: _PREFIX_WORDS[found.group(1).lower()] + found.group(2).upper(), text)
     text = _BYTES_PER.sub(lambda found: f"{found.group(1)}/s", text)
     text = _BYTE_WORD.sub(lambda found: f"{found.group(1) or ''}B", text)
