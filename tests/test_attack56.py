@@ -1,6 +1,7 @@
-"""Attack round 56 (issue 13): hostile input against the quote rule's exceptions, `audit --fact ROUTING:PATH` and the
-comparison of a stored excerpt with its registry document — what escaped, each with its reproducer built here and the
-exit status and line asserted (before the fix: `check` exit 0 and no line, or edit's line of a command that edits nothing)."""
+"""Attack round 56 (issue 13): hostile input against the quote rule's exceptions and readings, ``audit --fact
+ROUTING:PATH`` and the comparison of a stored excerpt with its registry document: what escaped, each with its
+reproducer built here and the exit status and line asserted (before the fix: ``check`` exit 0 and no line, the review
+asking nothing, or edit's line of a command that edits nothing)."""
 
 from __future__ import annotations
 
