@@ -87,11 +87,16 @@ def test_a_place_number_is_no_factor(tmp_path: Path, value: str, after: str) -> 
     (4.56, "TB/s", "'4.8 TB/s' less 5 %", True),
     (4.56, "TB/s", "p. 5: '4.8 TB/s' less 5 %", True),
     (96, "GB", "(6 HBM3E stacks x 16 GB)", True),
+    (4.56, "TB/s", "'4.8 TB/s' less 5%", True),
+    (4.56, "TB/s", "'4.8 TB/s' less five percent", True),
+    (4.56, "TB/s", "'4.8 TB/s' (5 stacks)", False),  # a bare 5 is no percentage: it lowered 4.8 by 5 %
+    (5.04, "TB/s", "'4.8 TB/s', 5 readers", False),
     (100, "Tcycle/s", "'50,000 block-scale lanes at 2.0 GHz'", True),
 ])  # fmt: skip
 def test_from_basis_reads_factors_not_places(amount: float, unit: str, locator: str, holds: bool) -> None:
-    """:func:`passprice.addedfacts.from_basis`: a page, section or table number is no factor; a stated
-    operation (less 5 %, 6 stacks x 16 GB, lanes at a clock) still is, a page named beside it or not."""
+    """:func:`passprice.addedfacts.from_basis`: a page, section or table number is no factor, and a bare number no
+    percentage (``'4.8 TB/s' (5 stacks)`` read 4.56 TB/s as 4.8 less 5 %); a stated operation (less 5 %, 6 stacks x
+    16 GB, lanes at a clock) still is, a page named beside it or not."""
     assert from_basis(amount, unit, locator) is holds
 
 

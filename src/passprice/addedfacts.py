@@ -334,7 +334,8 @@ _PLACE_NUMBER = re.compile(r"(?i)(?:\b(?:pp?|pages?|sections?|sect|sec|tables?|t
 def from_basis(amount: float, unit: str, text: str) -> bool:
     """Whether ``amount`` ``unit`` is a figure ``text`` quotes with a unit of its dimension (:func:`stated_with_unit`)
     multiplied or divided by a bare number ``text`` quotes (``6 HBM3E stacks x 16 GB`` gives 96 GB; ``50,000 lanes
-    at 2.0 GHz`` gives 100 Tcycle/s), or by a percentage of it, or raised or lowered by one (``4.8 TB/s less 5 %``),
+    at 2.0 GHz`` gives 100 Tcycle/s), or by a percentage it writes with ``%`` (or ``percent``), or raised or lowered
+    by one (``4.8 TB/s less 5 %``; a bare ``5`` is no percentage: ``(5 stacks)`` does not lower a figure by 5 %),
     within :data:`BASIS_TOLERANCE`: an estimate or assumption whose locator states its basis. A number naming a place
     (:data:`_PLACE_NUMBER`: ``p. 18``, ``Table 3``) is no factor: an assumed 3.953 TB/s under ``'GPU Memory Bandwidth
     3.35TB/s 3.9TB/s' (p. 18)`` read as 3.35 TB/s raised by 18 % and passed ``check`` (tests/test_attack56.py).
@@ -345,14 +346,15 @@ def from_basis(amount: float, unit: str, text: str) -> bool:
         return False
     plain = _plain(text)
     with_unit = {found.start() for found in _WITH_UNIT.finditer(plain) if _reads(found.group(2))}
-    bare = set()
+    bare: set[tuple[float, bool]] = set()  # (number, written as a percentage)
     for found in [*_NUMBER.finditer(plain), *_TIMES.finditer(plain)]:
         if found.start() in with_unit or _PLACE_NUMBER.search(plain[max(0, found.start() - 12):found.start()]):
             continue
         number = figure_read(found.group(found.lastindex or 0))
         if number is not None:  # (``1e-400`` is no factor of 0: left50)
-            bare.add(number)
-    factors = {f for n in bare if n for f in (n, 1 / n, n / 100, 1 + n / 100, 1 - n / 100) if f}
+            bare.add((number, plain[found.end():found.end() + 2].lstrip().startswith("%")))
+    factors = {f for n, percent in bare if n
+               for f in ((n, 1 / n, n / 100, 1 + n / 100, 1 - n / 100) if percent else (n, 1 / n)) if f}
     in_macs = any(name == "MAC" for name, _ in mine.dims)
     target = float(mine.value)
     for _, _, value, dims, _ in stated_with_unit(text):
