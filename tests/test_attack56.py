@@ -68,6 +68,7 @@ def test_a_basis_note_with_words_still_spares_its_quote(tmp_path: Path) -> None:
     ("3.618", ", Table 8"),  # 3.35 TB/s raised by 8 %
     ("3.082", " (§ 8)"),  # 3.35 TB/s less 8 %
     ("60.3", ", page 18"),  # 3.35 TB/s times 18
+    ("3.97", " (1 card: 3.97 TB/s)"),  # its own figure, unquoted, times 1
 ])  # fmt: skip
 def test_a_place_number_is_no_factor(tmp_path: Path, value: str, after: str) -> None:
     """An assumed 3.953 TB/s under ``'GPU Memory Bandwidth 3.35TB/s 3.9TB/s' (p. 18)`` passed ``check`` (exit 0,
@@ -91,6 +92,9 @@ def test_a_place_number_is_no_factor(tmp_path: Path, value: str, after: str) -> 
     (4.56, "TB/s", "'4.8 TB/s' less five percent", True),
     (4.56, "TB/s", "'4.8 TB/s' (5 stacks)", False),  # a bare 5 is no percentage: it lowered 4.8 by 5 %
     (5.04, "TB/s", "'4.8 TB/s', 5 readers", False),
+    (6.5, "TB/s", "'Peak Memory Bandwidth 6 TB/s' (1 card: 6.5 TB/s)", False),  # its own figure times 1
+    (6.5, "TB/s", "'Peak Memory Bandwidth 6 TB/s' (6.5 TB/s over 1 card)", False),
+    (4.56, "TB/s", "'4.8 TB/s' less 5 %: 4.56 TB/s", True),
     (100, "Tcycle/s", "'50,000 block-scale lanes at 2.0 GHz'", True),
 ])  # fmt: skip
 def test_from_basis_reads_factors_not_places(amount: float, unit: str, locator: str, holds: bool) -> None:
