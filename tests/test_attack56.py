@@ -206,3 +206,13 @@ def test_a_spaced_slash_is_read_as_a_rate(span: str) -> None:
                 source="nvidia-h200-datasheet", locator=f"H200 SXM column: '{span}'")
     assert quotes_another(fact) == (f"its locator quotes 4.8 TB/s, not 5.2 TB/s: does nvidia-h200-datasheet: H200 "
                                     f"SXM column: '{span}' state 5.2 TB/s?")
+
+
+def test_a_document_that_is_no_text_says_its_excerpt_is_not_compared(hx1: Path) -> None:
+    """A registry document that is no text (a PDF's bytes: NUL bytes) whose excerpt is the text read from it: not
+    compared (its lines are no copy of the bytes), and ``check`` warns so; it said nothing."""
+    (hx1 / DOCUMENT).write_bytes(b"%PDF-1.7\n\x00\x01\xff\xfe binary stream\n")
+    done = _run(hx1, "check")
+    assert (f"  warning: {SOURCE}: source.excerpt: {EXCERPT} is not compared with {DOCUMENT}, the document it "
+            "copies (source.path): not UTF-8 text (its byte 0xff at offset 11)") in done.stdout.splitlines()
+    assert "NOT FOUND in notes/hx1-design.md" not in done.stdout

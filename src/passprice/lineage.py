@@ -503,7 +503,8 @@ def excerpt_copies(root: Root, loaded: Mapping[str, Source],
     quotes were checked against words the document does not hold (tests/test_fix55w.py). A document past
     :data:`passprice.sources.EXCERPT_BYTES`, or that cannot be read, is not compared, and ``uncompared`` (a list,
     :func:`review`'s warnings) is told so, a line a record (``… is not compared with DOCUMENT …: larger than
-    1,048,576 bytes``); one not UTF-8 is read with U+FFFD for each byte that is not, its problem line saying where the
+    1,048,576 bytes``), as is one that is no text (a NUL byte, or over 1 % of its characters not UTF-8: a PDF); one
+    with a few bytes not UTF-8 (a Latin-1 accent) is read with U+FFFD for each, its problem line saying where the
     first is. Either passed in silence (check "all holds", the excerpt's line edited to 6.5 TB/s that the document
     does not hold: tests/test_attack56.py). With ``documents`` (a review's side: the
     identity of each document there, :meth:`passprice.review.sides.Side.document`), one whose bytes in ``root`` are
@@ -539,8 +540,15 @@ def excerpt_copies(root: Root, loaded: Mapping[str, Source],
             undecoded = ""
         except UnicodeDecodeError as e:
             text = data.decode("utf-8", errors="replace")
-            undecoded = (f" ({source.path} is not UTF-8: its byte 0x{data[e.start]:02x} at offset {e.start:,}, and "
-                         "any other such byte, read as U+FFFD)")
+            where = f"its byte 0x{data[e.start]:02x} at offset {e.start:,}"
+            if b"\0" in data or 100 * text.count("\ufffd") > len(text):
+                # no text (a PDF, an image): its excerpt is the text read from it, no copy of its bytes
+                if uncompared is not None:
+                    uncompared.append(f"sources/{name}.toml: source.excerpt: {source.excerpt} is not compared with "
+                                      f"{source.path}, the document it copies (source.path): not UTF-8 text "
+                                      f"({where})")
+                continue
+            undecoded = f" ({source.path} is not UTF-8: {where}, and any other such byte, read as U+FFFD)"
         if documents is not None:
             identity = documents(source.path)
             if identity is None or identity != "sha256:" + hashlib.sha256(data).hexdigest():
