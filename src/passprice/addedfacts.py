@@ -51,6 +51,9 @@ _RATE_IN_WORDS = re.compile(r"(?i)\b(kilo|mega|giga|tera|peta)(flops|ops)\b")
 _BYTES_PER = re.compile(r"\b([kKMGTP]i?B)(?:ps|/sec(?:ond)?)\b")
 #: Kilobytes written ``KB`` (``228 KB shared memory``), as whitepapers write them.
 _KB = re.compile(r"(?<=[\d ])KB\b")
+#: A rate of bytes typeset with blanks around its slash (``4.8 TB / s``, ``141 GB / sec``), read without them: 5.2 TB/s
+#: under ``'Peak Memory Bandwidth 4.8 TB / s'`` read no figure and passed ``check`` (tests/test_attack56.py).
+_SPACED_SLASH = re.compile(r"(?<![A-Za-z])([kKMGTP]?i?B)[ \t]*/[ \t]*(?=(?:s|S|sec|second)\b)")
 #: A number in a locator's text, with or without a unit: :data:`passprice.textchange.NUMBER` (left54: see
 #: :data:`_WITH_UNIT`).
 _NUMBER = re.compile(NUMBER)
@@ -174,6 +177,7 @@ def _plain(text: str) -> str:
     text = _IN_WORDS.sub(_from_words, text)
     text = _EXPONENT.sub(power, text)
     text = _BYTES_IN_WORDS.sub(words, text)
+    text = _SPACED_SLASH.sub(lambda found: f"{found.group(1)}/", text)
     text = _RATE_IN_WORDS.sub(lambda found: _PREFIX_WORDS[found.group(1).lower()] + found.group(2).upper(), text)
     text = _BYTES_PER.sub(lambda found: f"{found.group(1)}/s", text)
     text = _BYTE_WORD.sub(lambda found: f"{found.group(1) or ''}B", text)
@@ -319,34 +323,46 @@ def unreadable(text: str | None) -> list[str]:
 #: How near an estimate must come to a figure its locator quotes scaled by a bare number there to be read as
 #: resting on it (:func:`from_basis`): a relative 0.1 %.
 BASIS_TOLERANCE = 1e-3
+#: A number that names a place in a document, not a factor of a figure (:func:`from_basis`): a page, section,
+#: table, figure, line, row, column, chapter, appendix, equation, footnote, step or version number (``p. 18``,
+#: ``Table 3``, ``§ 8.3``, ``v2``), its word right before it.
+_PLACE_NUMBER = re.compile(r"(?i)(?:\b(?:pp?|pages?|sections?|sect|sec|tables?|tab|figures?|figs?|lines?|rows?|"
+                           r"columns?|cols?|chapters?|ch|appendix|eqs?|equations?|footnotes?|steps?|slides?|"
+                           r"versions?|rev|v)\.?|§)\s*$")
 
 
 def from_basis(amount: float, unit: str, text: str) -> bool:
     """Whether ``amount`` ``unit`` is a figure ``text`` quotes with a unit of its dimension (:func:`stated_with_unit`)
     multiplied or divided by a bare number ``text`` quotes (``6 HBM3E stacks x 16 GB`` gives 96 GB; ``50,000 lanes
-    at 2.0 GHz`` gives 100 Tcycle/s), or by a percentage of it, or raised or lowered by one (``4.8 TB/s less 5 %``),
-    within :data:`BASIS_TOLERANCE`: an estimate or assumption whose locator states its basis. Raises nothing."""
+    at 2.0 GHz`` gives 100 Tcycle/s), or by a percentage it writes with ``%`` (or ``percent``), or raised or lowered
+    by one (``4.8 TB/s less 5 %``; a bare ``5`` is no percentage: ``(5 stacks)`` does not lower a figure by 5 %),
+    within :data:`BASIS_TOLERANCE`: an estimate or assumption whose locator states its basis. A number naming a place
+    (:data:`_PLACE_NUMBER`: ``p. 18``, ``Table 3``) is no factor: an assumed 3.953 TB/s under ``'GPU Memory Bandwidth
+    3.35TB/s 3.9TB/s' (p. 18)`` read as 3.35 TB/s raised by 18 % and passed ``check`` (tests/test_attack56.py). Nor
+    is the figure itself, written in the locator beside its quote: an assumed 6.5 TB/s under ``'Peak Memory
+    Bandwidth 6 TB/s' (1 card: 6.5 TB/s)`` read as 6.5 TB/s times 1. Raises nothing."""
     try:
         mine = quantity(amount, unit)
     except InputError:
         return False
     plain = _plain(text)
     with_unit = {found.start() for found in _WITH_UNIT.finditer(plain) if _reads(found.group(2))}
-    bare = set()
+    bare: set[tuple[float, bool]] = set()  # (number, written as a percentage)
     for found in [*_NUMBER.finditer(plain), *_TIMES.finditer(plain)]:
-        if found.start() in with_unit:
+        if found.start() in with_unit or _PLACE_NUMBER.search(plain[max(0, found.start() - 12):found.start()]):
             continue
         number = figure_read(found.group(found.lastindex or 0))
         if number is not None:  # (``1e-400`` is no factor of 0: left50)
-            bare.add(number)
-    factors = {f for n in bare if n for f in (n, 1 / n, n / 100, 1 + n / 100, 1 - n / 100) if f}
+            bare.add((number, plain[found.end():found.end() + 2].lstrip().startswith("%")))
+    factors = {f for n, percent in bare if n
+               for f in ((n, 1 / n, n / 100, 1 + n / 100, 1 - n / 100) if percent else (n, 1 / n)) if f}
     in_macs = any(name == "MAC" for name, _ in mine.dims)
     target = float(mine.value)
     for _, _, value, dims, _ in stated_with_unit(text):
         if in_macs and dims != mine.dims:
             value, dims = _in_macs(value, dims)
-        if dims != mine.dims:
-            continue
+        if dims != mine.dims or abs(float(value) - target) <= BASIS_TOLERANCE * abs(target):
+            continue  # (the figure itself, written beside the quote, is no basis of it)
         if any(abs(float(value) * f - target) <= BASIS_TOLERANCE * abs(target) for f in factors):
             return True
     return False

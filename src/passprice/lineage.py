@@ -200,7 +200,8 @@ def review(
 
         undated += undated_ids(loaded.values())
     hashed = document_hashes(root, documents, loaded) if sources_there else []
-    copies = excerpt_copies(root, loaded, documents) if sources_there else []
+    uncompared: list[str] = []
+    copies = excerpt_copies(root, loaded, documents, uncompared) if sources_there else []
     if unreadable is not None:
         unreadable += hashed
     # A measured fact citing the place another card's measured fact cites, stale or not (walkthrough 117); of a
@@ -208,7 +209,7 @@ def review(
     # the H100 SXM5's card read "1 warning of check on HEAD" where check printed 9 (tests/test_fix154.py).
     from passprice.addedfacts import borrowed_lines
 
-    warnings = [*warnings, *borrowed_lines({shown(r.file): r.facts for r in records if r.kind == "card"})]
+    warnings = [*warnings, *uncompared, *borrowed_lines({shown(r.file): r.facts for r in records if r.kind == "card"})]
     warnings += measured_from_datasheets(records, loaded, shown)
     return problems + found + hashed + copies, warnings
 
@@ -489,7 +490,8 @@ def document_hashes(root: Root, documents: Callable[[str], str | None] | None = 
 
 
 def excerpt_copies(root: Root, loaded: Mapping[str, Source],
-                   documents: Callable[[str], str | None] | None = None) -> list[str]:
+                   documents: Callable[[str], str | None] | None = None,
+                   uncompared: list[str] | None = None) -> list[str]:
     """One problem line for each source record of ``loaded`` (by id: the records ``check`` read) naming both a
     registry document (``source.path``, a regular file :func:`passprice.registry.document_problem` passes) and a
     stored excerpt of it (``source.excerpt``, usable: :func:`passprice.sources.stored_text`) some of whose lines
@@ -499,7 +501,12 @@ def excerpt_copies(root: Root, loaded: Mapping[str, Source],
     lines NOT FOUND in DOCUMENT, the document it copies (source.path): 'LINE' …``, the first 3 shown. A new user's
     excerpt of ``notes/hx1-design.md`` edited (``6.4 TB/s`` to ``6.5``, its sha256 pinned anew) read "all holds": the
     quotes were checked against words the document does not hold (tests/test_fix55w.py). A document past
-    :data:`passprice.sources.EXCERPT_BYTES`, or not UTF-8, is not compared; with ``documents`` (a review's side: the
+    :data:`passprice.sources.EXCERPT_BYTES`, or that cannot be read, is not compared, and ``uncompared`` (a list,
+    :func:`review`'s warnings) is told so, a line a record (``… is not compared with DOCUMENT …: larger than
+    1,048,576 bytes``), as is one that is no text (a NUL byte, or over 1 % of its characters not UTF-8: a PDF); one
+    with a few bytes not UTF-8 (a Latin-1 accent) is read with U+FFFD for each, its problem line saying where the
+    first is. Either passed in silence (check "all holds", the excerpt's line edited to 6.5 TB/s that the document
+    does not hold: tests/test_attack56.py). With ``documents`` (a review's side: the
     identity of each document there, :meth:`passprice.review.sides.Side.document`), one whose bytes in ``root`` are
     not that identity's (a revision's folder holds each document empty) is not compared either. A line that is a
     whole line of the document is found without a search; the others' searches are bounded as an audit's
@@ -521,10 +528,27 @@ def excerpt_copies(root: Root, loaded: Mapping[str, Source],
         if stored.text is None or stored.flat is None:
             continue  # not usable: check and audit say why
         try:
-            data = read_regular(root.path / source.path, EXCERPT_BYTES)
-            text = data.decode("utf-8")
-        except (InputError, OSError, UnicodeDecodeError):
+            data = read_regular(root.path / source.path, EXCERPT_BYTES, refuse=_too_large(source.path))
+        except (InputError, OSError) as e:
+            if uncompared is not None:
+                uncompared.append(f"sources/{name}.toml: source.excerpt: {source.excerpt} is not compared with "
+                                  f"{source.path}, the document it copies (source.path): "
+                                  f"{escaped(str(e).removeprefix(source.path + ': '))}")
             continue
+        try:
+            text = data.decode("utf-8")
+            undecoded = ""
+        except UnicodeDecodeError as e:
+            text = data.decode("utf-8", errors="replace")
+            where = f"its byte 0x{data[e.start]:02x} at offset {e.start:,}"
+            if b"\0" in data or 100 * text.count("\ufffd") > len(text):
+                # no text (a PDF, an image): its excerpt is the text read from it, no copy of its bytes
+                if uncompared is not None:
+                    uncompared.append(f"sources/{name}.toml: source.excerpt: {source.excerpt} is not compared with "
+                                      f"{source.path}, the document it copies (source.path): not UTF-8 text "
+                                      f"({where})")
+                continue
+            undecoded = f" ({source.path} is not UTF-8: {where}, and any other such byte, read as U+FFFD)"
         if documents is not None:
             identity = documents(source.path)
             if identity is None or identity != "sha256:" + hashlib.sha256(data).hexdigest():
@@ -549,9 +573,22 @@ def excerpt_copies(root: Root, loaded: Mapping[str, Source],
                                                                  if len(missing) > 3 else "")
             out.append(f"sources/{name}.toml: source.excerpt: {source.excerpt} holds {len(missing):,} "
                        f"line{'s' if len(missing) != 1 else ''} NOT FOUND in {source.path}, the document it copies "
-                       f"(source.path): {escaped(shown)}: copy the lines from the document again (and pin the "
-                       "excerpt's sha256 anew), or restore the document")
+                       f"(source.path){undecoded}: {escaped(shown)}: copy the lines from the document again (and pin "
+                       "the excerpt's sha256 anew), or restore the document")
     return out
+
+
+def _too_large(document: str) -> Callable[[int], None]:
+    """:func:`passprice.files.read_regular`'s ``refuse`` of a registry document past
+    :data:`passprice.sources.EXCERPT_BYTES` that :func:`excerpt_copies` compares with its excerpt: the line says its
+    size and the bound. Raises :class:`InputError` when called."""
+    from passprice.sources import EXCERPT_BYTES
+
+    def refuse(size: int) -> None:
+        raise InputError(f"{document}: larger than {EXCERPT_BYTES:,} bytes, the most of a document passprice reads "
+                         f"to compare ({size:,} bytes)")
+
+    return refuse
 
 
 def hashed_file(path: Path) -> str | None:
@@ -1396,6 +1433,15 @@ def parse_fact_ref(root: Root, text: str) -> FactRef:
             f"--fact {text}: {name} is a serving stack (facts/stacks/{name}.toml): --fact audits what rests on a "
             "card's, a drafting method's or a routing record's fact; a stack's facts and their sources are audited "
             f"with a price made under it: passprice audit SERVING --stack {name}"
+        )
+    if ("/" not in name and not is_there(root.cards / f"{name}.toml") and not is_there(root.drafts / f"{name}.toml")
+            and is_there(root.routing / f"{name}.toml")):
+        # a routing record's path that is none of its facts: edit.locate said "the fact commands edit cards and
+        # drafting methods … edit the record's file by hand", of a command that edits nothing (attack round attack56)
+        near = [known for known in ("hot_experts", "hot_share") if known.lower() == routing_path.strip().lower()]
+        raise InputError(
+            f"--fact {text}: {path} is no fact of routing record {name} (facts/routing/{name}.toml): its facts are "
+            f"hot_experts and hot_share" + (f"; did you mean {name}:{near[0]}?" if near else "")
         )
     where = locate(root, name, path)
     if where.kind in ("card", "draft") and ("/" in name or name.endswith(".toml")):

@@ -1471,7 +1471,10 @@ def quotes_basis(fact: Fact) -> bool:
     """Whether ``fact`` says its locator's quotes state the basis of an estimate, not its figure: an ``estimated``
     or ``assumed`` fact whose ``note`` opens with one of :data:`BASIS_OPENINGS`, or whose locator works its figure
     out of a figure it states (:func:`passprice.addedfacts.from_basis`: ``'4.8 TB/s' less 5 %`` of 4.56 TB/s, the
-    review's reading of a basis). Such a fact is not held to its own quotes (:func:`figures_quoted`); any other fact
+    review's reading of a basis). A note that opens so and says nothing after (``Basis:`` alone, or followed by
+    punctuation only) states no basis: an assumed 3.97 TB/s under ``'GPU Memory Bandwidth 3.35TB/s 3.9TB/s'`` with
+    the note ``Basis:`` passed ``check`` (tests/test_attack56.py). Such a fact is not held to its own quotes
+    (:func:`figures_quoted`); any other fact
     without a derivation is, whatever its provenance. A new user's assumed ``memory.bandwidth`` 6.5 TB/s under
     ``'Peak Memory Bandwidth 6 TB/s'``, and an estimate of 7 under a quote of 6.4 TB/s, passed ``check`` (0 problems)
     and read ``checked`` in ``audit``: the rule held published and measured figures alone (tests/test_fix55w.py).
@@ -1481,7 +1484,9 @@ def quotes_basis(fact: Fact) -> bool:
 
     if fact.provenance not in (Provenance.ESTIMATED, Provenance.ASSUMED):
         return False
-    if fact.note is not None and fact.note.lstrip().startswith(BASIS_OPENINGS):
+    note = (fact.note or "").lstrip()
+    opening = next((o for o in BASIS_OPENINGS if note.startswith(o)), None)
+    if opening is not None and any(c.isalnum() for c in note[len(opening):]):
         return True
     return bool(fact.locator) and fact.unit != "1" and from_basis(fact.amount, fact.unit, fact.locator or "")
 
