@@ -701,7 +701,7 @@ _TERMS = (
         "a paged batch fits only while its sequences' positions stay spread about their mean",
         "A paged KV cache holds each sequence's pages as it grows, and passprice counts every sequence of a batch "
         "at the mix's mean position (the seed's position + half a page). `best` and `max-batch` print that batch "
-        "on a paged serving with a *spread* line, and `compare` a *spread* table of each card whose best batch is "
+        "on a paged serving with a *spread* line (`roofline`, of its largest batch that fits), and `compare` a *spread* table of each card whose best batch is "
         "more than that (its batch and the batch at the last position): it fits only while positions stay spread "
         "about the mean (requests "
         "start and end at different times); were every sequence at its last position (its limit − 1, its limit's "
