@@ -1024,9 +1024,9 @@ def _judge_lock(root: Root, path: Path, batch: str | None = None) -> tuple[LockS
         assert today.verdict is not None
         holds, text, refusal = today.verdict.holds, today.verdict.message(), None
         if not holds:  # the next step, as every floor refusal gives it: the same lock, only the floor loosened
-            from passprice.enforce import WAYS_OUT, relock_command
+            from passprice.enforce import relock_command, ways_out
 
-            text += f"; {WAYS_OUT} ({relock_command(today.verdict, lock.info.serving, pasted_path(root, path))})"
+            text += f"; {ways_out(today.verdict)} ({relock_command(today.verdict, lock.info.serving, pasted_path(root, path))})"
     checkpoint = rep.checkpoint.describe()
     pinned = lock.checkpoint_pin.content or lock.checkpoint_pin.sha256
     if (rep.checkpoint.status == "renamed" and rep.checkpoint.today is not None and today.refusal is None

@@ -1455,7 +1455,9 @@ _TERMS = (
         "A refusal by a lock: a fact the price rests on has a provenance below the floor the lock allows for it "
         "(e.g. `estimated` where the lock requires `measured`), named with the fact. For a what-if, price without "
         "the lock (`--no-lock`); to price it under the lock, two ways out: strengthen the fact's provenance "
-        "(`passprice fact set` with a stronger `--provenance` and its `--source`), or loosen the lock's floor for it "
+        "(`passprice fact set` with a stronger `--provenance` and its `--source`; a serving stack's fact, which "
+        "`fact set` refuses, in its file under facts/stacks/ by hand or re-fitted by `passprice calibrate --stack S`; "
+        "a routing record's in its file by hand), or loosen the lock's floor for it "
         "on purpose through review (`passprice lock --update -o LOCK --force --require PATH=PROVENANCE`: the same "
         "lock, its kind, serving and stack kept, only that floor loosened, which the review shows as a loosened floor; "
         "`lock --update` alone keeps the floors and refuses).",
