@@ -943,6 +943,20 @@ class StoredText:
     #: result files: ``'| Dot | 3.18 |'`` of the H100's file read ``checked`` of a locator naming the H200's
     #: (tests/test_fix154.py).
     parts: Mapping[str, str] = attrs.field(factory=dict)
+    #: Of a record naming no excerpt: its ``registry`` document's path (:func:`registry_document`), a regular file of
+    #: the registry that could be its stored text: :meth:`no_text` tells how (``excerpt = "PATH"``).
+    document: str | None = None
+
+    def no_text(self) -> str:
+        """``SOURCE has no stored text``, and, of a ``registry`` record whose document is a file of the registry,
+        how to give it one: ``its document PATH is in this registry: add excerpt = "PATH" to its record to check
+        its quotes against it`` (a new user's BabelStream notes, cited by a measured share, read ``not checked`` with
+        nothing saying how to check them). Raises nothing."""
+        said = f"{self.source} has no stored text"
+        if self.document is None:
+            return said
+        return (f"{said}; its document {self.document} is in this registry: add excerpt = \"{self.document}\" to "
+                f"sources/{self.source}.toml to check its quotes against it")
 
     def unusable(self) -> str | None:
         """Why no quote can be checked against the file (:attr:`problem`, else :attr:`unread`), ``None`` when it
@@ -1313,6 +1327,18 @@ def _excerpt_read(data: bytes, digest: str | None = None) -> _Read:
     return read
 
 
+def registry_document(root: Root, source: Source) -> str | None:
+    """The path of ``source``'s document when it is a record of kind ``registry`` naming no stored excerpt whose
+    ``path`` is a regular file of ``root`` (:func:`passprice.registry.document_problem` finding nothing wrong): the
+    text its quotes could be checked against, were the record to name it as its ``excerpt``; else ``None``. Raises
+    nothing."""
+    from passprice.registry import document_problem
+
+    if source.kind != "registry" or source.excerpt is not None or source.path is None:
+        return None
+    return source.path if document_problem(root, source.path) is None else None
+
+
 def stored_text(root: Root, source: Source) -> StoredText:
     """The stored excerpt of ``source`` (:class:`StoredText`): ``excerpt`` ``None`` when the record names none;
     ``problem`` :func:`excerpt_problem`'s words when the file is not a regular file of ``root`` (a FIFO, a folder, a
@@ -1320,7 +1346,7 @@ def stored_text(root: Root, source: Source) -> StoredText:
     :data:`EXCERPT_BYTES`, not UTF-8).
     Raises nothing."""
     if source.excerpt is None:
-        return StoredText(source.id, None)
+        return StoredText(source.id, None, document=registry_document(root, source))
     problem, unread, data, digest = excerpt_state(root, source)
     if problem is not None:
         return StoredText(source.id, source.excerpt, problem)
@@ -1776,7 +1802,8 @@ def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText], left: Lo
         elif stored is None or stored.flat is None:
             name = sid or "a free-text cite"
             why = stored.unusable() if stored is not None else None
-            unstored.setdefault(name, f"{name} has no stored text" if why is None
+            unstored.setdefault(name, f"{name} has no stored text" if stored is None
+                                else stored.no_text() if why is None
                                 else f"{name}'s stored excerpt is unusable: {why}")
         elif _unplaced(stored, page, parts) and stored.holds(span):
             # Found in the text, its locator naming none of the text's parts: under which is looked up too, each
