@@ -1146,13 +1146,21 @@ _TERMS = (
         "A span a fact's "
         "locator and its derivation's input both quote is one span, counted once. The text audit's `quotes checked "
         "against a stored text:` section "
-        "(the markdown's `Quotes checked`) gives the count and a line a fact; `audit --source ID` gives the same of "
+        "(the markdown's `Quotes checked`) gives the count and a line a fact, under it `at EXCERPT:LINE` of each "
+        "quote found (its first line in the stored excerpt, for an auditor to open); a fact every quote of which is "
+        "found but none states its figure (its value, nor a figure its derivation reads: the routing record's "
+        "`hot_experts` quotes the table's title and the row's label, its `58/128` outside the quotes) reads `places "
+        "found, the figure not quoted`, counted apart from the facts `checked`; a quote NOT FOUND that the excerpt "
+        "holds with Markdown emphasis (`**`, `*`, `_`, backticks) among its characters stays NOT FOUND and says "
+        "`found with the excerpt's markup removed: quote it as the file holds it, '58/128 (**45%**)'`. "
+        "`audit --source ID` gives the same of "
         "each fact citing the source, of the spans its locators citing it quote, and of each measured run quoting "
         "it (`FILE: run.INDEX (ID)`, as `check` names it; `--json`'s `run_quote_checks`, a `run` and the same "
         "object each; `quotes_checked` counts them with the facts). `audit --json`'s facts' "
         "`quote_check` holds `state`, `spans` (quoted), `found`, `missing` (the spans not found), `unstored` (the "
-        "documents with no usable stored text) and `why`; `quotes_checked` counts the facts `checked`, "
-        "`not_found` and all `facts`. A review (`passprice diff`) makes the same check of each changed or added "
+        "documents with no usable stored text), `why`, `figure_quoted` (`false` for `places found, the figure not "
+        "quoted`, its state `checked`) and `at` (each quote's `EXCERPT:LINE`); `quotes_checked` counts the facts "
+        "`checked` (their figure quoted), `not_found`, `figure_not_quoted` and all `facts`. A review (`passprice diff`) makes the same check of each changed or added "
         "fact whose quotes changed, against HEAD's stored excerpts: `NOT FOUND` is added to its `to verify`, counted "
         "in the summary (`1 quote NOT FOUND in its stored text`) and fails the review (exit 1: the stored excerpt is "
         "the registry's own record of the words read, so the quote or the excerpt is wrong), and "
@@ -1179,7 +1187,8 @@ _TERMS = (
         ("quote_check", "quotes_checked", "quotes checked", "quotes checked against a stored text", "not checked",
          "NOT FOUND", "not_found", "unstored", "spans", "checked", "missing", "quote_excerpts_edited", "past",
          "quotes_unchecked", "quote_no_longer_checked", "no longer checked", "run_quote_checks",
-         "quote_against_removed_excerpt", "quotes_against_removed", "runs_mismatched"),
+         "quote_against_removed_excerpt", "quotes_against_removed", "runs_mismatched", "figure_quoted",
+         "figure_not_quoted", "places found"),
     ),
     Term(
         "warning code",
