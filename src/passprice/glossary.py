@@ -241,14 +241,16 @@ _TERMS = (
         "a fact a lock pins that today's file holds otherwise (check --frozen fails it)",
         "A lock pins each fact its price rests on (and every other fact of the card); a pinned fact that today's file "
         "holds otherwise (value, unit, provenance or citation) has *drifted*. `check` reports drift and still passes "
-        "while every floor holds and the recorded price reproduces from the lock's own pins; `check --frozen` fails "
+        "while every floor holds and the recorded price reproduces from the lock's own pins, its last line naming "
+        "the locks whose price the work tree moves with their `lock --update` commands (`all holds; 4 locked prices "
+        "moved (…): … re-locks each: …`; `--json`'s `prices_moved`); `check --frozen` fails "
         "it (as `cargo --locked`), and `lock --update` re-pins it. A review (`passprice diff`) fails a change that "
         "moves a locked price without re-locking it. A drifted fact whose source changed too says `source A → B` "
         "(`reproduce --json`'s `source_changed`: the pinned and today's source ids, or null). "
         "`rewritten` (`check --json`, a review's lock) lists pinned facts written otherwise as the same quantity "
         "(`4.8 TB/s` → `4800 GB/s`): no drift, and `lock --update` re-pins them as written.",
         ("drifted", "pinned", "source_changed",
-         "rewritten"),
+         "rewritten", "prices_moved"),
     ),
     Term(
         "speedup",
@@ -1199,14 +1201,16 @@ _TERMS = (
         "`measured_elsewhere` (a measured fact citing the place another card's measured fact cites: a card copied "
         "from another that kept that card's measurement as its own), `stale` (a derived fact the edit left stale), "
         "`recompute` (the `fact recompute` command that writes them), `caution` (what the edit removed or made "
-        "inconsistent), `below_floor` (a lock whose floor the fact now falls below), `quote` (`fact set`: `check`'s "
+        "inconsistent), `below_floor` (a lock whose floor the fact now falls below), `price_moved` (`fact set`: "
+        "the locks whose recorded price the edit moves, with each one's `lock --update` command: a review fails the "
+        "change unless it re-locks them), `quote` (`fact set`: `check`'s "
         "line for a quote of the fact its source's stored excerpt lacks, or one stating another figure than the "
         "fact's; the file is written all the same), `unpinned_excerpt` (`check`: a "
         "source record names a stored excerpt it does not pin, no `excerpt_sha256`; the line gives the sha256 to "
         "pin), `pages_declaration` (`check`: a stored excerpt's header line reads like `# Numbers are pages` but is "
         "not it as written, or names an id no section of the file is headed nor any record naming it is: its numbers "
         "are then not read as pages); `check`'s other warnings are `other` until they are given a code of their own.",
-        ("coded_warnings", "code", "text", "measured_elsewhere", "below_floor", "quote", "recompute",
+        ("coded_warnings", "code", "text", "measured_elsewhere", "below_floor", "price_moved", "quote", "recompute",
          "unpinned_excerpt", "pages_declaration", "other"),
     ),
     Term(
