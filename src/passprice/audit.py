@@ -1434,10 +1434,10 @@ def audit_text(
     if texts is not None:
         checks = quote_checks(a, texts)
         lines += ["", f"quotes checked against a stored text: {quotes_summary(checks)}"]
-        for c in checks:
-            lines.append(f"  {c.line()}")
-            if c.places() is not None:  # each quote's line in its stored excerpt, for an auditor to open
-                lines.append(f"    {c.places()}")
+        for qc in checks:
+            lines.append(f"  {qc.line()}")
+            if qc.places() is not None:  # each quote's line in its stored excerpt, for an auditor to open
+                lines.append(f"    {qc.places()}")
     if routing is not None and a.cost.routed is not None:
         lines += ["", "routing record (how the mixture of experts' rows route: the routing.* facts above):",
                   f"  {routing.describe(registry)}"]

@@ -151,8 +151,9 @@ class CheckReport:
         commands = ", ".join(command_span(["passprice", "lock", "--update", "-o", s.pasted or s.path])
                              for s in moved)
         one = len(moved) == 1
+        records = "its lock records" if one else "their locks record"
         return (f"{len(moved)} locked price{'' if one else 's'} moved ({', '.join(s.name for s in moved)}): the work "
-                f"tree prices {'it' if one else 'them'} otherwise than {'its lock records' if one else 'their locks record'}; "
+                f"tree prices {'it' if one else 'them'} otherwise than {records}; "
                 f"a review fails such a change unless it re-locks {'it' if one else 'each'}: {commands}")
 
     def error_lines(self) -> tuple[str, ...]:
@@ -1074,7 +1075,8 @@ def _judge_lock(root: Root, path: Path, batch: str | None = None) -> tuple[LockS
         if not holds:  # the next step, as every floor refusal gives it: the same lock, only the floor loosened
             from passprice.enforce import relock_command, ways_out
 
-            text += f"; {ways_out(today.verdict)} ({relock_command(today.verdict, lock.info.serving, pasted_path(root, path))})"
+            relock = relock_command(today.verdict, lock.info.serving, pasted_path(root, path))
+            text += f"; {ways_out(today.verdict)} ({relock})"
     checkpoint = rep.checkpoint.describe()
     pinned = lock.checkpoint_pin.content or lock.checkpoint_pin.sha256
     if (rep.checkpoint.status == "renamed" and rep.checkpoint.today is not None and today.refusal is None

@@ -2021,10 +2021,10 @@ def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText], left: Lo
             nothing.append(beyond)
         return QuoteCheck(path, "not checked", spans, found, (), tuple(unstored),
                           f"{counted}; {'; '.join([*unstored.values(), *nothing])}", past)
-    at = tuple(dict.fromkeys(f"{stored.excerpt}:{n}" for stored, span in placed
-                             if stored.excerpt is not None and (n := stored.line_of(span)) is not None)) if where else ()
-    unquoted = figure_unquoted(fact, [span for _, span in placed]) if only is None else ""
-    return QuoteCheck(path, "checked", spans, found, (), (), counted, unquoted=unquoted, at=at)
+    at = tuple(dict.fromkeys(f"{text.excerpt}:{n}" for text, span in placed
+                             if text.excerpt is not None and (n := text.line_of(span)) is not None)) if where else ()
+    figureless = figure_unquoted(fact, [span for _, span in placed]) if only is None else ""
+    return QuoteCheck(path, "checked", spans, found, (), (), counted, unquoted=figureless, at=at)
 
 
 def source_quote_checks(citing: Iterable[tuple[str, Fact]], texts: Mapping[str, StoredText],

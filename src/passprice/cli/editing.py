@@ -386,13 +386,13 @@ def fact_set_command(
 
         moved = prices_moved_by(root, name, where.path)
         if moved:
-            commands = ", ".join(command_span(["passprice", "lock", "--update", "-o", s.pasted or s.path])
-                                 for s in moved)
+            relocks = ", ".join(command_span(["passprice", "lock", "--update", "-o", s.pasted or s.path])
+                                for s in moved)
             one = len(moved) == 1
             warned.append(("price_moved", f"{shown}: {where.path}: the edit moves {len(moved)} locked "
                                           f"price{'' if one else 's'} ({', '.join(s.name for s in moved)}): a review "
                                           f"fails it unless the change re-locks {'it' if one else 'each'}: "
-                                          f"{commands}"))
+                                          f"{relocks}"))
     if as_json:
         from passprice.addedfacts import warning_json
 
