@@ -95,7 +95,7 @@ def test_audit_says_places_found_the_figure_not_quoted_and_each_line(made: Path)
     assert lines[bandwidth + 1] == f"    at {CITE102}:{_line_number(made, CITE102, 'GPU Memory Bandwidth')}"
     data = json.loads(_run(made, "audit", LOCK, "--json").stdout)
     check = next(f["quote_check"] for f in data["facts"] if f["path"] == "routing.hot_experts")
-    assert (check["state"], check["figure_quoted"], check["at"]) == (
+    assert (check["state"], check["figure_quoted"], check["quote_lines"]) == (
         "checked", False, [f"{CITE70}:59", f"{CITE70}:62"])
     assert data["quotes_checked"] == {"checked": 7, "not_found": 0, "facts": 10, "figure_not_quoted": 1}
 

@@ -285,10 +285,10 @@ class CheckReport:
                 lines.append(f"  today: {s.today}")
         for d in self.disagreements:
             lines.append(f"locks disagree: {d}")
-        lines += self._recap(frozen, unread)
         moved = self.moved_words()
         if moved and not self.ok(frozen) and not frozen:  # --frozen's own line re-locks each drifted lock
             lines.append(moved)
+        lines += self._recap(frozen, unread)
         lines.append(("all holds" + (f"; {moved}" if moved else "")) if self.ok(frozen) else "check FAILED")
         drifted = [s for s in self.locks if frozen and s.reproduces and s.holds and s.drifted]
         if drifted:  # failed by --frozen alone: say how to bring the locks up to date

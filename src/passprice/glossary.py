@@ -1161,9 +1161,10 @@ _TERMS = (
         "it (`FILE: run.INDEX (ID)`, as `check` names it; `--json`'s `run_quote_checks`, a `run` and the same "
         "object each; `quotes_checked` counts them with the facts). `audit --json`'s facts' "
         "`quote_check` holds `state`, `spans` (quoted), `found`, `missing` (the spans not found), `unstored` (the "
-        "documents with no usable stored text), `why`, `figure_quoted` (`false` for `places found, the figure not "
-        "quoted`, its state `checked`) and `at` (each quote's `EXCERPT:LINE`); `quotes_checked` counts the facts "
-        "`checked` (their figure quoted), `not_found`, `figure_not_quoted` and all `facts`. "
+        "documents with no usable stored text) and `why`, with `figure_quoted`, `false`, for `places found, the "
+        "figure not quoted` (its state `checked`) and `quote_lines`, each quote's `EXCERPT:LINE`, where any is told; "
+        "`quotes_checked` counts the facts `checked` (their figure quoted), `not_found` and all `facts`, and "
+        "`figure_not_quoted` where any is. "
         "A review (`passprice diff`) makes the same check of each changed or added "
         "fact whose quotes changed, against HEAD's stored excerpts: `NOT FOUND` is added to its `to verify`, counted "
         "in the summary (`1 quote NOT FOUND in its stored text`) and fails the review (exit 1: the stored excerpt is "
@@ -1192,7 +1193,7 @@ _TERMS = (
          "NOT FOUND", "not_found", "unstored", "spans", "checked", "missing", "quote_excerpts_edited", "past",
          "quotes_unchecked", "quote_no_longer_checked", "no longer checked", "run_quote_checks",
          "quote_against_removed_excerpt", "quotes_against_removed", "runs_mismatched", "figure_quoted",
-         "figure_not_quoted", "places found"),
+         "figure_not_quoted", "places found", "quote_lines"),
     ),
     Term(
         "warning code",
@@ -1212,7 +1213,7 @@ _TERMS = (
         "pin), `pages_declaration` (`check`: a stored excerpt's header line reads like `# Numbers are pages` but is "
         "not it as written, or names an id no section of the file is headed nor any record naming it is: its numbers "
         "are then not read as pages); `check`'s other warnings are `other` until they are given a code of their own.",
-        ("coded_warnings", "code", "text", "measured_elsewhere", "below_floor", "price_moved", "quote", "recompute",
+        ("coded_warnings", "code", "text", "measured_elsewhere", "below_floor", "quote", "recompute",
          "unpinned_excerpt", "pages_declaration", "other"),
     ),
     Term(

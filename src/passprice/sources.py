@@ -1487,12 +1487,13 @@ class QuoteCheck:
         return f"at {', '.join(self.at)}" if self.at else None
 
     def to_json(self) -> dict[str, Any]:
-        """``{"state", "spans", "found", "missing", "unstored", "past", "why", "figure_quoted", "at"}`` (``audit
-        --json``'s facts' ``quote_check``): ``figure_quoted`` ``false`` where every span is found and none states
-        the figure (:attr:`unquoted`)."""
+        """``{"state", "spans", "found", "missing", "unstored", "past", "why"}`` (``audit --json``'s facts'
+        ``quote_check``), and ``"figure_quoted": false`` where every span is found and none states the figure
+        (:attr:`unquoted`), ``quote_lines`` where the lines of the spans found were asked for (:attr:`at`)."""
         return {"state": self.state, "spans": self.spans, "found": self.found, "missing": list(self.missing),
                 "unstored": list(self.unstored), "past": self.past, "why": self.why,
-                "figure_quoted": not self.unquoted, "at": list(self.at)}
+                **({"figure_quoted": False} if self.unquoted else {}),
+                **({"quote_lines": list(self.at)} if self.at else {})}
 
 
 #: A stored text that reads, holding nothing: what :func:`figures_quoted` is given for a source to read a fact's
@@ -2040,9 +2041,10 @@ def source_quote_checks(citing: Iterable[tuple[str, Fact]], texts: Mapping[str, 
 def quotes_counted(checks: Sequence[QuoteCheck]) -> dict[str, int]:
     """``{"checked", "not_found", "facts"}``: ``--json``'s ``quotes_checked``, the counts :func:`quotes_summary`
     says. Raises nothing."""
+    unquoted = sum(bool(c.unquoted) for c in checks)
     return {"checked": sum(c.state == "checked" and not c.unquoted for c in checks),
             "not_found": sum(c.state == "NOT FOUND" for c in checks), "facts": len(checks),
-            "figure_not_quoted": sum(bool(c.unquoted) for c in checks)}
+            **({"figure_not_quoted": unquoted} if unquoted else {})}
 
 
 def quotes_summary(checks: Sequence[QuoteCheck]) -> str:
