@@ -150,8 +150,10 @@ def test_check_and_audit_fail_a_value_its_quote_contradicts(made: Path) -> None:
     assert ("  memory.bandwidth: MISMATCH (1 of 1 quoted span found in the stored text; its quote of "
             "amd-mi355x-datasheet 'Peak Memory Bandwidth 8 TB/s' states 8 TB/s, not its value 8.2 TB/s)"
             ) in audit.stdout.splitlines(), audit.stdout
-    assert ("quotes checked against a stored text: 5 of 10 facts' quotes checked against a stored text (1 MISMATCH)"
-            ) in audit.stdout.splitlines()
+    # (its vector, copied from the MI300X's card, quotes 'Vector FP32' alone, 163.4 TFLOPS outside the quote: counted
+    # apart since tests/test_fixw56.py)
+    assert ("quotes checked against a stored text: 4 of 10 facts' quotes checked against a stored text (1 MISMATCH, "
+            "1 with its places found, the figure not quoted)") in audit.stdout.splitlines()
     source = _run(made, "audit", "--source", SOURCE, "--json")
     _ok(source)
     check = json.loads(source.stdout)["facts"][0]["quote_check"]

@@ -132,7 +132,9 @@ def test_2_a_quote_moved_to_another_page_is_not_found(tmp_path: Path) -> None:
 
 def test_2_the_shipped_locks_quotes_are_still_found() -> None:
     data = json.loads(invoke("audit", "qwen3-30b-a3b-h200", "--json").stdout)
-    assert data["quotes_checked"] == {"checked": 8, "not_found": 0, "facts": 10}
+    # routing.hot_experts' quotes (the table's title, the row's label) are found but state none of its figures:
+    # counted apart since tests/test_fixw56.py
+    assert data["quotes_checked"] == {"checked": 7, "not_found": 0, "facts": 10, "figure_not_quoted": 1}
 
 
 # --- 3. a side's own code and data ---------------------------------------------------------------------------------

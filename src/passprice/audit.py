@@ -1254,7 +1254,7 @@ def quote_checks(a: Audit, texts: Mapping[str, StoredText]) -> tuple[QuoteCheck,
     """:func:`quote_check` of each fact of ``a``, in its rows' order, one :class:`passprice.sources.Lookups` spent
     in all (:data:`QUOTES_MOST` spans). Raises nothing."""
     left = Lookups()
-    return tuple(quote_check(r.path, r.fact, texts, left) for r in a.rows)
+    return tuple(quote_check(r.path, r.fact, texts, left, where=True) for r in a.rows)
 
 
 def lock_pins(lock: Lock, reference: str | None = None) -> tuple[str, str]:
@@ -1434,7 +1434,10 @@ def audit_text(
     if texts is not None:
         checks = quote_checks(a, texts)
         lines += ["", f"quotes checked against a stored text: {quotes_summary(checks)}"]
-        lines += [f"  {c.line()}" for c in checks]
+        for qc in checks:
+            lines.append(f"  {qc.line()}")
+            if qc.places() is not None:  # each quote's line in its stored excerpt, for an auditor to open
+                lines.append(f"    {qc.places()}")
     if routing is not None and a.cost.routed is not None:
         lines += ["", "routing record (how the mixture of experts' rows route: the routing.* facts above):",
                   f"  {routing.describe(registry)}"]
@@ -1534,8 +1537,8 @@ def audit_markdown(
     if texts is not None:
         checks = quote_checks(a, texts)
         listing += (f"\n\nQuotes checked against a stored text: {markdown_text(quotes_summary(checks))}\n"
-                    + "\n".join(f"- {'⚠️ ' if c.state != 'checked' else ''}{markdown_code(c.path)}: "
-                                 f"{markdown_text(c.state)} ({markdown_text(c.why)})" for c in checks))
+                    + "\n".join(f"- {'⚠️ ' if c.state != 'checked' or c.unquoted else ''}{markdown_code(c.path)}: "
+                                 f"{markdown_text(c.line().split(': ', 1)[1])}" for c in checks))
     if routing is not None and a.cost.routed is not None:
         note = routing.note_line()
         listing += (f"\n\nRouting record: {markdown_text(routing.describe(registry))}"

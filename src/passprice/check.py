@@ -129,7 +129,32 @@ class CheckReport:
                        "drifted": s.drifted,
                        "ok": s.ok(frozen)} for s in self.locks],
             "disagreements": list(self.disagreements),
+            "prices_moved": [s.name for s in self.prices_moved()],
         }
+
+    def prices_moved(self) -> list[LockStatus]:
+        """The locks whose recorded price today's inputs move (:attr:`LockStatus.today`: tokens/s or batch with
+        today's inputs not the recorded), that reproduce from their pins and hold their floors: drift, reported and
+        passed, yet a review fails a change that moves a locked price without re-locking it. Raises nothing."""
+        return [s for s in self.locks if s.today is not None and s.reproduces and s.holds]
+
+    def moved_words(self) -> str:
+        """``4 locked prices moved (a, b, c, d): the work tree prices them otherwise than their locks record; a
+        review fails such a change unless it re-locks each: passprice lock --update -o …``, or empty when none
+        moved (:meth:`prices_moved`). The pre-commit hook said "all holds" of a fact change that moved 4 locked
+        prices, and the first review failed on them. Raises nothing."""
+        from passprice.enforce import command_span
+
+        moved = self.prices_moved()
+        if not moved:
+            return ""
+        commands = ", ".join(command_span(["passprice", "lock", "--update", "-o", s.pasted or s.path])
+                             for s in moved)
+        one = len(moved) == 1
+        records = "its lock records" if one else "their locks record"
+        return (f"{len(moved)} locked price{'' if one else 's'} moved ({', '.join(s.name for s in moved)}): the work "
+                f"tree prices {'it' if one else 'them'} otherwise than {records}; "
+                f"a review fails such a change unless it re-locks {'it' if one else 'each'}: {commands}")
 
     def error_lines(self) -> tuple[str, ...]:
         """The :attr:`unreadable` lines as the command line prints them on stderr: each look-alike name spelled out
@@ -260,8 +285,11 @@ class CheckReport:
                 lines.append(f"  today: {s.today}")
         for d in self.disagreements:
             lines.append(f"locks disagree: {d}")
+        moved = self.moved_words()
+        if moved and not self.ok(frozen) and not frozen:  # --frozen's own line re-locks each drifted lock
+            lines.append(moved)
         lines += self._recap(frozen, unread)
-        lines.append("all holds" if self.ok(frozen) else "check FAILED")
+        lines.append(("all holds" + (f"; {moved}" if moved else "")) if self.ok(frozen) else "check FAILED")
         drifted = [s for s in self.locks if frozen and s.reproduces and s.holds and s.drifted]
         if drifted:  # failed by --frozen alone: say how to bring the locks up to date
             from passprice.enforce import command_span
@@ -997,6 +1025,27 @@ def _figures(price: Any) -> str:
     return f"{price['tokens_per_s']:,.1f} tokens/s at batch {price['batch']:,}"
 
 
+def prices_moved_by(root: Root, card: str, path: str) -> list[LockStatus]:
+    """The locks of ``root`` whose recorded price rests on fact ``path`` of card ``card`` (their ``[price.rests_on]``,
+    :func:`passprice.locks.floors_below`'s index) and that today's inputs price otherwise (:attr:`LockStatus.today`),
+    each judged as ``check`` judges it, by file name: what ``fact set`` names after an edit of the fact's figure (a
+    new user's edit moved 4 locked prices, and nothing said so before the review failed). A lock that does not read
+    or is not judged is left out (``check`` names it). Raises nothing."""
+    from passprice.locks import _floor_index
+
+    out = []
+    for file, summary in _floor_index(root):
+        if summary is None or summary[1] != card or path not in summary[2]:
+            continue
+        try:
+            status = _judge_lock(root, file)[0]
+        except InputError:
+            continue
+        if status.today is not None and status.reproduces:
+            out.append(status)
+    return out
+
+
 def _judge_lock(root: Root, path: Path, batch: str | None = None) -> tuple[LockStatus, Any]:
     """One lock's status (and the lock read), from :func:`passprice.reproduce.reproduce`; ``batch``: the cache
     batch the lock is read in (:func:`passprice.locks.folder_batch`)."""
@@ -1024,9 +1073,10 @@ def _judge_lock(root: Root, path: Path, batch: str | None = None) -> tuple[LockS
         assert today.verdict is not None
         holds, text, refusal = today.verdict.holds, today.verdict.message(), None
         if not holds:  # the next step, as every floor refusal gives it: the same lock, only the floor loosened
-            from passprice.enforce import WAYS_OUT, relock_command
+            from passprice.enforce import relock_command, ways_out
 
-            text += f"; {WAYS_OUT} ({relock_command(today.verdict, lock.info.serving, pasted_path(root, path))})"
+            relock = relock_command(today.verdict, lock.info.serving, pasted_path(root, path))
+            text += f"; {ways_out(today.verdict)} ({relock})"
     checkpoint = rep.checkpoint.describe()
     pinned = lock.checkpoint_pin.content or lock.checkpoint_pin.sha256
     if (rep.checkpoint.status == "renamed" and rep.checkpoint.today is not None and today.refusal is None

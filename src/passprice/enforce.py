@@ -1496,6 +1496,28 @@ WAYS_OUT = (
 )
 
 
+def ways_out(verdict: Verdict) -> str:
+    """:data:`WAYS_OUT`, its first way said for the kind of record each fact below its floor is in: a card's or a
+    drafting method's fact through ``passprice fact set``; a serving stack's (``stack.*``) in its file under
+    facts/stacks/ by hand, or re-fitted by ``passprice calibrate --stack S`` (its fitted facts); a routing record's
+    (``routing.*``) in its file under facts/routing/ by hand. ``fact set`` refuses the last two (``edit the record's
+    file by hand``), so ``check`` advising it for a stack's ``memory.reserved`` sent a new user to a refusal. Raises
+    nothing."""
+    paths = [o.path for o in verdict.offences]
+    ways = []
+    if any(not p.startswith(("stack.", "routing.")) for p in paths):
+        ways.append("passprice fact set with a stronger --provenance and its --source")
+    if any(p.startswith("stack.") for p in paths):
+        ways.append("a serving stack's fact: edit its stack's file under facts/stacks/ by hand, or re-run "
+                    "passprice calibrate --stack S for a fitted one")
+    if any(p.startswith("routing.") for p in paths):
+        ways.append("a routing record's fact: edit its record's file under facts/routing/ by hand")
+    if ways == ["passprice fact set with a stronger --provenance and its --source"] or not ways:
+        return WAYS_OUT
+    return (f"two ways out: strengthen the fact's provenance ({'; '.join(ways)}), or loosen the lock's floor for it "
+            "on purpose through review")
+
+
 def floor_advice(
     verdict: Verdict, serving: str | None, path: str | None, root: Root | None = None, lock: Lock | None = None,
     more: Iterable[tuple[Verdict, str | None, str | None, Lock | None]] = (), from_option: bool = False,
@@ -1521,7 +1543,7 @@ def floor_advice(
             f"loosen the floor on purpose through review ({'; '.join(commands)})"
         )
     return (
-        f"for a what-if, price without the lock (--no-lock); to price it under the lock, {WAYS_OUT} "
+        f"for a what-if, price without the lock (--no-lock); to price it under the lock, {ways_out(verdict)} "
         f"({'; '.join(commands)})"
     )
 

@@ -241,14 +241,16 @@ _TERMS = (
         "a fact a lock pins that today's file holds otherwise (check --frozen fails it)",
         "A lock pins each fact its price rests on (and every other fact of the card); a pinned fact that today's file "
         "holds otherwise (value, unit, provenance or citation) has *drifted*. `check` reports drift and still passes "
-        "while every floor holds and the recorded price reproduces from the lock's own pins; `check --frozen` fails "
+        "while every floor holds and the recorded price reproduces from the lock's own pins, its last line naming "
+        "the locks whose price the work tree moves with their `lock --update` commands (`all holds; 4 locked prices "
+        "moved (…): … re-locks each: …`; `--json`'s `prices_moved`); `check --frozen` fails "
         "it (as `cargo --locked`), and `lock --update` re-pins it. A review (`passprice diff`) fails a change that "
         "moves a locked price without re-locking it. A drifted fact whose source changed too says `source A → B` "
         "(`reproduce --json`'s `source_changed`: the pinned and today's source ids, or null). "
         "`rewritten` (`check --json`, a review's lock) lists pinned facts written otherwise as the same quantity "
         "(`4.8 TB/s` → `4800 GB/s`): no drift, and `lock --update` re-pins them as written.",
         ("drifted", "pinned", "source_changed",
-         "rewritten"),
+         "rewritten", "prices_moved"),
     ),
     Term(
         "speedup",
@@ -715,7 +717,8 @@ _TERMS = (
         "a paged batch fits only while its sequences' positions stay spread about their mean",
         "A paged KV cache holds each sequence's pages as it grows, and passprice counts every sequence of a batch "
         "at the mix's mean position (the seed's position + half a page). `best` and `max-batch` print that batch "
-        "on a paged serving with a *spread* line, and `compare` a *spread* table of each card whose best batch is "
+        "on a paged serving with a *spread* line (`roofline`, of its largest batch that fits), and `compare` a "
+        "*spread* table of each card whose best batch is "
         "more than that (its batch and the batch at the last position): it fits only while positions stay spread "
         "about the mean (requests "
         "start and end at different times); were every sequence at its last position (its limit − 1, its limit's "
@@ -1161,13 +1164,23 @@ _TERMS = (
         "A span a fact's "
         "locator and its derivation's input both quote is one span, counted once. The text audit's `quotes checked "
         "against a stored text:` section "
-        "(the markdown's `Quotes checked`) gives the count and a line a fact; `audit --source ID` gives the same of "
+        "(the markdown's `Quotes checked`) gives the count and a line a fact, under it `at EXCERPT:LINE` of each "
+        "quote found (its first line in the stored excerpt, for an auditor to open); a fact every quote of which is "
+        "found but none states its figure (its value, nor a figure its derivation reads: the routing record's "
+        "`hot_experts` quotes the table's title and the row's label, its `58/128` outside the quotes) reads `places "
+        "found, the figure not quoted`, counted apart from the facts `checked`; a quote NOT FOUND that the excerpt "
+        "holds with Markdown emphasis (`**`, `*`, `_`, backticks) among its characters stays NOT FOUND and says "
+        "`found with the excerpt's markup removed: quote it as the file holds it, '58/128 (**45%**)'`. "
+        "`audit --source ID` gives the same of "
         "each fact citing the source, of the spans its locators citing it quote, and of each measured run quoting "
         "it (`FILE: run.INDEX (ID)`, as `check` names it; `--json`'s `run_quote_checks`, a `run` and the same "
         "object each; `quotes_checked` counts them with the facts). `audit --json`'s facts' "
         "`quote_check` holds `state`, `spans` (quoted), `found`, `missing` (the spans not found), `unstored` (the "
-        "documents with no usable stored text) and `why`; `quotes_checked` counts the facts `checked`, "
-        "`not_found` and all `facts`. A review (`passprice diff`) makes the same check of each changed or added "
+        "documents with no usable stored text) and `why`, with `figure_quoted`, `false`, for `places found, the "
+        "figure not quoted` (its state `checked`) and `quote_lines`, each quote's `EXCERPT:LINE`, where any is told; "
+        "`quotes_checked` counts the facts `checked` (their figure quoted), `not_found` and all `facts`, and "
+        "`figure_not_quoted` where any is. "
+        "A review (`passprice diff`) makes the same check of each changed or added "
         "fact whose quotes changed, against HEAD's stored excerpts: `NOT FOUND` is added to its `to verify`, counted "
         "in the summary (`1 quote NOT FOUND in its stored text`) and fails the review (exit 1: the stored excerpt is "
         "the registry's own record of the words read, so the quote or the excerpt is wrong), and "
@@ -1194,7 +1207,8 @@ _TERMS = (
         ("quote_check", "quotes_checked", "quotes checked", "quotes checked against a stored text", "not checked",
          "NOT FOUND", "not_found", "unstored", "spans", "checked", "missing", "quote_excerpts_edited", "past",
          "quotes_unchecked", "quote_no_longer_checked", "no longer checked", "run_quote_checks",
-         "quote_against_removed_excerpt", "quotes_against_removed", "runs_mismatched"),
+         "quote_against_removed_excerpt", "quotes_against_removed", "runs_mismatched", "figure_quoted",
+         "figure_not_quoted", "places found", "quote_lines"),
     ),
     Term(
         "warning code",
@@ -1205,7 +1219,9 @@ _TERMS = (
         "`measured_elsewhere` (a measured fact citing the place another card's measured fact cites: a card copied "
         "from another that kept that card's measurement as its own), `stale` (a derived fact the edit left stale), "
         "`recompute` (the `fact recompute` command that writes them), `caution` (what the edit removed or made "
-        "inconsistent), `below_floor` (a lock whose floor the fact now falls below), `quote` (`fact set`: `check`'s "
+        "inconsistent), `below_floor` (a lock whose floor the fact now falls below), `price_moved` (`fact set`: "
+        "the locks whose recorded price the edit moves, with each one's `lock --update` command: a review fails the "
+        "change unless it re-locks them), `quote` (`fact set`: `check`'s "
         "line for a quote of the fact its source's stored excerpt lacks, or one stating another figure than the "
         "fact's; the file is written all the same), `unpinned_excerpt` (`check`: a "
         "source record names a stored excerpt it does not pin, no `excerpt_sha256`; the line gives the sha256 to "
@@ -1470,7 +1486,9 @@ _TERMS = (
         "A refusal by a lock: a fact the price rests on has a provenance below the floor the lock allows for it "
         "(e.g. `estimated` where the lock requires `measured`), named with the fact. For a what-if, price without "
         "the lock (`--no-lock`); to price it under the lock, two ways out: strengthen the fact's provenance "
-        "(`passprice fact set` with a stronger `--provenance` and its `--source`), or loosen the lock's floor for it "
+        "(`passprice fact set` with a stronger `--provenance` and its `--source`; a serving stack's fact, which "
+        "`fact set` refuses, in its file under facts/stacks/ by hand or re-fitted by `passprice calibrate --stack S`; "
+        "a routing record's in its file by hand), or loosen the lock's floor for it "
         "on purpose through review (`passprice lock --update -o LOCK --force --require PATH=PROVENANCE`: the same "
         "lock, its kind, serving and stack kept, only that floor loosened, which the review shows as a loosened floor; "
         "`lock --update` alone keeps the floors and refuses).",

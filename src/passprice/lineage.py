@@ -211,7 +211,38 @@ def review(
 
     warnings = [*warnings, *uncompared, *borrowed_lines({shown(r.file): r.facts for r in records if r.kind == "card"})]
     warnings += measured_from_datasheets(records, loaded, shown)
+    warnings += unchecked_documents(root, records, loaded, shown)
     return problems + found + hashed + copies, warnings
+
+
+def unchecked_documents(root: Root, records: Iterable[Record], sources: Mapping[str, Source],
+                        shown: Callable[[Path], str]) -> list[str]:
+    """One warning for each source record of kind ``registry`` in ``sources`` (by id) naming no stored excerpt
+    whose document is a regular file of ``root`` (:func:`passprice.sources.registry_document`) and that a fact of
+    ``records`` quotes (its locator's, or a derivation input's, quoted spans): those quotes are never checked
+    (``audit`` says ``not checked (… has no stored text)``), while the text they quote lies in the registry: ``add
+    excerpt = "PATH"`` to the record. A new user's ``notes/h200-babelstream.md``, cited by a measured share, was
+    never checked, and nothing said how to have it checked. ``shown`` words each record's file. Raises nothing."""
+    from passprice.sources import _quoted_locators, quoted_spans, registry_document
+
+    quoting: dict[str, list[str]] = {}
+    for record in records:
+        for path, fact in record.facts.items():
+            for _, sid, locator in _quoted_locators(fact):
+                if sid is not None and quoted_spans(locator):
+                    quoting.setdefault(sid, []).append(f"{shown(record.file)}: {path}")
+    out = []
+    for sid, facts in sorted(quoting.items()):
+        source = sources.get(sid)
+        document = registry_document(root, source) if source is not None else None
+        if document is None:
+            continue
+        facts = list(dict.fromkeys(facts))
+        named = ", ".join(facts[:3]) + (f" and {len(facts) - 3:,} more" if len(facts) > 3 else "")
+        out.append(f"sources/{sid}.toml: its document {document} is in this registry but the record names no "
+                   f"excerpt, so the quotes citing it are never checked ({named}); add excerpt = \"{document}\" "
+                   "to the record (and pin it: check then gives its excerpt_sha256)")
+    return out
 
 
 def measured_from_datasheets(records: Iterable[Record], sources: Mapping[str, Source],

@@ -762,9 +762,9 @@ def write(
     if not verdict.holds:
         advice = ""
         if update:
-            from passprice.enforce import WAYS_OUT, relock_command
+            from passprice.enforce import relock_command, ways_out
 
-            advice = f"--update keeps the floors; {WAYS_OUT}: {relock_command(verdict, locked, shown(output))}"
+            advice = f"--update keeps the floors; {ways_out(verdict)}: {relock_command(verdict, locked, shown(output))}"
         else:  # what would have to change for the floors asked to accept the price (walkthrough 38: unsaid)
             advice = floor_advice(verdict, lock.card)
         raise LockNotWritten(verdict, output, advice)

@@ -1662,6 +1662,10 @@ def _lock_of_file(path: Path, schema_folder: Path, data: bytes) -> Lock:
     :func:`read_lock` keeps. Raises what :func:`read_lock` raises."""
     from passprice import cache, snapshot
 
+    if not data:  # `git show REV:PATH > old.lock.toml` whose REV lacks PATH leaves 0 bytes: no lock was cut short
+        raise InputError(f"{path}: empty (0 bytes): no lock was written to it (a `git show REV:PATH > FILE` whose "
+                         "revision does not hold PATH leaves such a file: `git log --oneline -- PATH` lists the "
+                         "commits that changed it)")
     if b"[lock]" not in data:  # no lock table (every lock passprice writes has one): told before the schema, whose
         _not_a_lock(path, data)  # check cost 1 ms a file (attack 62: a branch adding 3,700 tiny files under locks/)
     if not snapshot.active():
@@ -1915,6 +1919,45 @@ def _regular(path: Path) -> bool:
     return found is not None and stat.S_ISREG(found.st_mode)
 
 
+def _not_at_revision(root: Root, revision: str, inside: str) -> str | None:
+    """Why ``git show REVISION:INSIDE`` would write no lock, read through :mod:`passprice.gitread` in ``root``'s
+    checkout: ``git has no revision REV`` or ``REV does not hold PATH``, with the last commits that changed PATH
+    (at most 3, newest first) or that none did; ``None`` when it holds a file there, or git cannot tell (no
+    checkout, no git: the advice to write it out stands). ``reproduce main~3:locks/X.lock.toml`` advised a `git
+    show` that failed, leaving a 0-byte file read as a truncated lock. Raises nothing."""
+    import subprocess
+
+    from passprice.gitread import run_git
+
+    try:
+        run_git(root.path, ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{revision}^{{commit}}"])
+    except subprocess.CalledProcessError:
+        try:
+            run_git(root.path, ["rev-parse", "--git-dir"])
+        except (subprocess.CalledProcessError, InputError):
+            return None
+        return f"git has no revision {revision!r} here (`git log --oneline` lists the commits)"
+    except InputError:
+        return None
+    try:
+        kind = run_git(root.path, ["cat-file", "-t", "--end-of-options", f"{revision}:{inside}"]).strip()
+    except subprocess.CalledProcessError:
+        kind = b""
+    except InputError:
+        return None
+    if kind == b"blob":
+        return None
+    try:
+        changed = run_git(root.path, ["log", "-3", "--format=%h %cs", "--end-of-options", "HEAD", "--", inside]
+                          ).decode("utf-8", "replace").splitlines()
+    except (subprocess.CalledProcessError, InputError):
+        changed = []
+    which = (f"the last commits that changed it: {', '.join(changed)}" if changed
+             else "no commit of HEAD's history changed it")
+    return (f"revision {revision} does not hold {inside} ({which}): `git show` would write no lock, and a file it "
+            "left would be empty")
+
+
 def lock_path(root: Root, ref: str) -> Path:
     """The lock ``ref``: a path to a file, a name in ``root/locks`` (``NAME`` or ``NAME.lock.toml``), or a path
     relative to the root (``locks/NAME.lock.toml``, as the README writes it, from any working folder).
@@ -1938,6 +1981,9 @@ def lock_path(root: Root, ref: str) -> Path:
         from passprice.files import shell_word
 
         old = f"old-{Path(inside).name}"
+        absent = _not_at_revision(root, revision, inside)
+        if absent is not None:
+            raise InputError(f"lock {ref!r}: {absent}")
         raise InputError(
             f"lock {ref!r}: a lock at a git revision is not read from git: write it out first, `git show "
             f"{shell_word(ref)} > {shell_word(old)}`, then name that file (`passprice reproduce {shell_word(old)}`); "

@@ -943,6 +943,66 @@ class StoredText:
     #: result files: ``'| Dot | 3.18 |'`` of the H100's file read ``checked`` of a locator naming the H200's
     #: (tests/test_fix154.py).
     parts: Mapping[str, str] = attrs.field(factory=dict)
+    #: The excerpt's bytes as read (:class:`_Read`), whose lines :meth:`line_of` numbers; ``None`` when not kept.
+    read: _Read | None = attrs.field(default=None, eq=False, repr=False)
+    #: Of a record naming no excerpt: its ``registry`` document's path (:func:`registry_document`), a regular file of
+    #: the registry that could be its stored text: :meth:`no_text` tells how (``excerpt = "PATH"``).
+    document: str | None = None
+
+    def _lines(self) -> NumberedLines | None:
+        """The lines of this source's section of the excerpt (the whole file's where it heads none), numbered as in
+        the file (:meth:`_Read.raw`); ``None`` when not kept or past :data:`PLACED_LINES`. Raises nothing."""
+        if self.read is None or self.read.text is None:
+            return None
+        lines = self.read.raw(self.source)[1]
+        return lines if len(lines.texts) <= PLACED_LINES else None
+
+    def line_of(self, span: str) -> int | None:
+        """The number in the excerpt file of the first line of this source's section holding ``span`` (or of the
+        first of up to :data:`PLACED_RUN` lines in a row holding it: a sentence the copy breaks, a table row whose
+        cells the copy puts a line each, ``'GPU Memory Bandwidth 4.8TB/s 4.8TB/s'``), compared with every blank
+        taken out and a numbered line's ``N<TAB>`` left out; ``None`` where no line or pair holds it so (a quote
+        over a page's pieces), or the text is not kept or too long (:data:`PLACED_LINES`). For ``audit``, which
+        gives each quote's place: ``sources/excerpts/cite70-excerpt.txt:62``. Raises nothing."""
+        lines = self._lines()
+        wanted = "".join(span.split())
+        if lines is None or not wanted:
+            return None
+        tight = ["".join(_NUMBERED_LINE.sub("", line, count=1).split()) for line in lines.texts]
+        for run in range(1, PLACED_RUN + 1):  # one line, then two next to each other, … (a table's cells a line)
+            for i in range(len(tight) - run + 1):
+                if wanted in "".join(tight[i:i + run]):
+                    return lines.number(i)
+        return None
+
+    def as_marked(self, span: str) -> str | None:
+        """``span`` as this text holds it with Markdown emphasis (``**``, ``*``, ``_``, backticks) between its
+        characters, where the text lacks it as quoted but holds it so on one line (``'58/128 (45%)'`` → ``58/128
+        (**45%**)``); ``None`` otherwise. The quote stays NOT FOUND (the match is not loosened): a NOT FOUND line
+        says how to quote it (a new user quoted the page as it reads, and was told only to quote the words the
+        excerpt holds). Raises nothing."""
+        lines = self._lines()
+        bare = _MARKUP.sub("", "".join(span.split()))
+        if lines is None or not bare or len(bare) > SHOWN_SPAN:
+            return None
+        pattern = re.compile(r"[*_`\s]*".join(re.escape(c) for c in bare))
+        for line in lines.texts:
+            if bare in _MARKUP.sub("", "".join(line.split())):
+                found = pattern.search(line)
+                if found is not None and found.group(0) != span:
+                    return found.group(0)
+        return None
+
+    def no_text(self) -> str:
+        """``SOURCE has no stored text``, and, of a ``registry`` record whose document is a file of the registry,
+        how to give it one: ``its document PATH is in this registry: add excerpt = "PATH" to its record to check
+        its quotes against it`` (a new user's BabelStream notes, cited by a measured share, read ``not checked`` with
+        nothing saying how to check them). Raises nothing."""
+        said = f"{self.source} has no stored text"
+        if self.document is None:
+            return said
+        return (f"{said}; its document {self.document} is in this registry: add excerpt = \"{self.document}\" to "
+                f"sources/{self.source}.toml to check its quotes against it")
 
     def unusable(self) -> str | None:
         """Why no quote can be checked against the file (:attr:`problem`, else :attr:`unread`), ``None`` when it
@@ -1238,7 +1298,7 @@ class _Read:
         # numbers pages of named sources alone (``# Numbers are pages: ID …``): then whether they are depends on it
         text, pages, flat, searched, paged, parts = self.lines(source.id)
         return StoredText(source.id, excerpt, None, text, flat=flat, pages=pages, searched=searched, paged=paged,
-                          parts=parts)
+                          parts=parts, read=self)
 
     def raw(self, source: str) -> tuple[str | None, NumberedLines]:
         """The lines of this text a review compares for ``source`` (:func:`excerpt_raw_section`): its own section's
@@ -1313,6 +1373,18 @@ def _excerpt_read(data: bytes, digest: str | None = None) -> _Read:
     return read
 
 
+def registry_document(root: Root, source: Source) -> str | None:
+    """The path of ``source``'s document when it is a record of kind ``registry`` naming no stored excerpt whose
+    ``path`` is a regular file of ``root`` (:func:`passprice.registry.document_problem` finding nothing wrong): the
+    text its quotes could be checked against, were the record to name it as its ``excerpt``; else ``None``. Raises
+    nothing."""
+    from passprice.registry import document_problem
+
+    if source.kind != "registry" or source.excerpt is not None or source.path is None:
+        return None
+    return source.path if document_problem(root, source.path) is None else None
+
+
 def stored_text(root: Root, source: Source) -> StoredText:
     """The stored excerpt of ``source`` (:class:`StoredText`): ``excerpt`` ``None`` when the record names none;
     ``problem`` :func:`excerpt_problem`'s words when the file is not a regular file of ``root`` (a FIFO, a folder, a
@@ -1320,7 +1392,7 @@ def stored_text(root: Root, source: Source) -> StoredText:
     :data:`EXCERPT_BYTES`, not UTF-8).
     Raises nothing."""
     if source.excerpt is None:
-        return StoredText(source.id, None)
+        return StoredText(source.id, None, document=registry_document(root, source))
     problem, unread, data, digest = excerpt_state(root, source)
     if problem is not None:
         return StoredText(source.id, source.excerpt, problem)
@@ -1390,16 +1462,38 @@ class QuoteCheck:
     #: (:func:`figures_quoted`), one sentence a locator (``its quote of SOURCE 'SPAN' states 8 TB/s, not its value
     #: 8.2 TB/s``).
     mismatch: tuple[str, ...] = ()
+    #: Where its state is ``checked`` and no span states its figure (:func:`figure_unquoted`): the figures none
+    #: states (``0.453125, nor its derivation's hot 58 or experts 128``), said as ``places found, the figure not
+    #: quoted``; empty otherwise.
+    unquoted: str = ""
+    #: Each span found, as ``EXCERPT:LINE`` (:meth:`StoredText.line_of`), where the check was asked for them
+    #: (``audit``); a span whose line is not told is left out.
+    at: tuple[str, ...] = ()
+
+    @property
+    def shown_state(self) -> str:
+        """:attr:`state` as ``audit`` says it: ``places found, the figure not quoted`` for a ``checked`` fact no span
+        of which states its figure (:attr:`unquoted`), else the state."""
+        return "places found, the figure not quoted" if self.unquoted else self.state
 
     def line(self) -> str:
         """``memory.bandwidth: checked (2 of 2 quoted spans found in the stored text)``, or the state and why."""
-        return f"{self.path}: {self.state} ({self.why})"
+        why = f"{self.why}; none states {self.unquoted}" if self.unquoted else self.why
+        return f"{self.path}: {self.shown_state} ({why})"
+
+    def places(self) -> str | None:
+        """``at sources/excerpts/cite70-excerpt.txt:55, sources/excerpts/cite70-excerpt.txt:62``: the line of
+        each span found (:attr:`at`), for an auditor to open; ``None`` when none is told."""
+        return f"at {', '.join(self.at)}" if self.at else None
 
     def to_json(self) -> dict[str, Any]:
         """``{"state", "spans", "found", "missing", "unstored", "past", "why"}`` (``audit --json``'s facts'
-        ``quote_check``)."""
+        ``quote_check``), and ``"figure_quoted": false`` where every span is found and none states the figure
+        (:attr:`unquoted`), ``quote_lines`` where the lines of the spans found were asked for (:attr:`at`)."""
         return {"state": self.state, "spans": self.spans, "found": self.found, "missing": list(self.missing),
-                "unstored": list(self.unstored), "past": self.past, "why": self.why}
+                "unstored": list(self.unstored), "past": self.past, "why": self.why,
+                **({"figure_quoted": False} if self.unquoted else {}),
+                **({"quote_lines": list(self.at)} if self.at else {})}
 
 
 #: A stored text that reads, holding nothing: what :func:`figures_quoted` is given for a source to read a fact's
@@ -1733,6 +1827,19 @@ def _cost(stored: StoredText, page: int | None, parts: tuple[tuple[str, ...], ..
 #: The most characters of a quoted span a NOT FOUND line shows (:func:`_whole`).
 SHOWN_SPAN = 300
 
+#: The most lines of a source's section of a stored excerpt that :meth:`StoredText.line_of` and
+#: :meth:`StoredText.as_marked` walk (a line at a time, in Python): past it no line is given.
+PLACED_LINES = 50_000
+
+#: The most lines in a row :meth:`StoredText.line_of` reads a quote over.
+PLACED_RUN = 4
+
+#: Markdown's emphasis and code marks, which a page shows as no characters (:meth:`StoredText.as_marked`).
+_MARKUP = re.compile(r"[*_`]+")
+
+#: A numbered line's number and tab (``37<TAB>``), left out where a quote's line is looked for.
+_NUMBERED_LINE = re.compile(r"^\d+\t")
+
 
 def _whole(span: str) -> str:
     """``span`` as a NOT FOUND line shows it: whole, quoted (``repr``), up to :data:`SHOWN_SPAN` characters, then
@@ -1741,8 +1848,46 @@ def _whole(span: str) -> str:
     return repr(span) if len(span) <= SHOWN_SPAN else f"{span[:SHOWN_SPAN]!r}…"
 
 
+def figure_unquoted(fact: Fact, spans: Sequence[str]) -> str:
+    """The figures of ``fact`` that none of ``spans`` (its quotes, every one found) states, when none states any:
+    its value, and each figure its derivation reads (``0.453125, nor its derivation's hot 58 or experts 128``);
+    empty where a span states one: a number of it equal to the figure (a thousands separator or a number in words
+    read, :func:`passprice.addedfacts._plain`), the figure with a unit in any notation
+    (:func:`passprice.addedfacts.states`), or for a ratio a part of a whole or a percentage equal to it
+    (:func:`passprice.addedfacts.parts_of`, :func:`passprice.addedfacts.percents_of`). A measured run's tokens/s and
+    an estimate whose quotes are its basis (:func:`quotes_basis`) are not asked. Issue 13: the routing record's
+    ``hot_experts`` quotes the table's title and the row's label alone, its ``58/128`` outside the quotes, and
+    ``audit`` said ``checked (2 of 2 quoted spans found in the stored text)``. Raises nothing."""
+    from passprice.addedfacts import _plain, _shown, parts_of, percents_of, states
+    from passprice.derivations import Derivation
+
+    if fact.unit == RUN_UNIT or not spans or (fact.derivation is None and quotes_basis(fact)):
+        return ""
+    figures = [("", fact.amount, fact.unit)]
+    if isinstance(fact.derivation, Derivation):
+        figures += [(i.name, i.amount, i.unit) for i in fact.derivation.inputs if i.kind == "figure"]
+    joined = " | ".join(span[:10_000] for span in spans)
+    plain = _plain(joined)
+    numbers = {float(n.replace(",", "")) for text in (joined, plain) for n in _BARE_NUMBER.findall(text)}
+    ratios = [*parts_of(plain), *percents_of(plain)]
+
+    def stated(amount: float, unit: str) -> bool:
+        near = [n for n in (*numbers, *(ratios if amount <= 1 else ())) if abs(n - amount) <= 1e-9 * max(1, amount)]
+        return bool(near) or (unit != "1" and states(amount, unit, joined))
+
+    if any(stated(amount, unit) for _, amount, unit in figures):
+        return ""
+    own = _shown(fact.amount, fact.unit)
+    inputs = [f"{name} {_shown(amount, unit)}" for name, amount, unit in figures[1:]]
+    return own + (f", nor its derivation's {' or '.join(inputs)}" if inputs else "")
+
+
+#: A number as a quote writes it: digits, thousands separators, a decimal part, not inside a word (``Qwen3``).
+_BARE_NUMBER = re.compile(r"(?<![\w.,])\d+(?:,\d{3})*(?:\.\d+)?(?![\d,])")
+
+
 def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText], left: Lookups | None = None,
-                only: str | None = None) -> QuoteCheck:
+                only: str | None = None, where: bool = False) -> QuoteCheck:
     """The :class:`QuoteCheck` of the fact at ``path``, its cited documents' stored texts ``texts`` (by source id:
     :func:`passprice.sources.stored_texts`), looking up what ``left`` allows (:class:`Lookups`, spent by the
     look-ups made; a fresh one when ``None``: the rest are not checked, and said so); with ``only`` (a source id),
@@ -1758,9 +1903,13 @@ def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText], left: Lo
     (:func:`_unplaced`), found under some of them but not all is a miss too (``its locator names none of the 3 files
     the stored excerpt holds; found only under PATH``); under every part (two copies of one page), or outside every
     part, found: a prose locator's quote of the H100's row read ``checked`` of the H200 (tests/test_fix179.py).
-    Raises nothing."""
+    ``where``: each span found given its line in its excerpt (:attr:`QuoteCheck.at`, ``audit``'s). A fact every
+    span of which is found, none stating its figure (:func:`figure_unquoted`), keeps the state ``checked`` and says
+    so (:attr:`QuoteCheck.unquoted`). A span NOT FOUND that the text holds with Markdown emphasis between its
+    characters says how the file holds it (:meth:`StoredText.as_marked`). Raises nothing."""
     left = Lookups() if left is None else left
     spans = found = past = 0
+    placed: list[tuple[StoredText, str]] = []  # each span found, with the text it was found in
     missing: list[str] = []
     missed: list[str] = []  # each missing span as the check shows it: on the page its locator names
     unstored: dict[str, str] = {}
@@ -1781,7 +1930,8 @@ def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText], left: Lo
         elif stored is None or stored.flat is None:
             name = sid or "a free-text cite"
             why = stored.unusable() if stored is not None else None
-            unstored.setdefault(name, f"{name} has no stored text" if why is None
+            unstored.setdefault(name, f"{name} has no stored text" if stored is None
+                                else stored.no_text() if why is None
                                 else f"{name}'s stored excerpt is unusable: {why}")
         elif _unplaced(stored, page, parts) and stored.holds(span):
             # Found in the text, its locator naming none of the text's parts: under which is looked up too, each
@@ -1805,11 +1955,13 @@ def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText], left: Lo
                                   f"stored excerpt holds; found only under {' or '.join(holders[:3])})")
                 else:
                     found += 1
+                    placed.append((stored, span))
         elif (stored.holds(span, page) if page is not None or not parts
               else all(any(stored.holds(span, part=p) for p in named) for named in parts)):
             left.spans -= 1
             left.chars -= cost
             found += 1
+            placed.append((stored, span))
         else:
             left.spans -= 1
             left.chars -= cost
@@ -1826,9 +1978,12 @@ def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText], left: Lo
                 other = stored.part_holding(span, lacking)
             # said where the text has other parts (a file of one section, the L40S's README.md, is the text)
             under = f" (under {' or '.join(lacking)}" if lacking and not on_page and len(stored.parts) > 1 else ""
+            marked = stored.as_marked(span) if len(missed) < 3 else None
             missed.append(_whole(span) + (f" (on p. {page})" if on_page else "")
                           + (f"{under}; found only under {other})" if other is not None else f"{under})" if under
-                             else ""))
+                             else "")
+                          + (f" (found with the excerpt's markup removed: quote it as the file holds it, {marked!r})"
+                             if marked is not None else ""))
     if spans == 0:
         why = ("its locator quotes nothing" if any(only is None or sid == only for _, sid, _ in _quoted_locators(fact))
                else "it has no locator")
@@ -1872,7 +2027,10 @@ def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText], left: Lo
             nothing.append(beyond)
         return QuoteCheck(path, "not checked", spans, found, (), tuple(unstored),
                           f"{counted}; {'; '.join([*unstored.values(), *nothing])}", past)
-    return QuoteCheck(path, "checked", spans, found, (), (), counted)
+    at = tuple(dict.fromkeys(f"{text.excerpt}:{n}" for text, span in placed
+                             if text.excerpt is not None and (n := text.line_of(span)) is not None)) if where else ()
+    figureless = figure_unquoted(fact, [span for _, span in placed]) if only is None else ""
+    return QuoteCheck(path, "checked", spans, found, (), (), counted, unquoted=figureless, at=at)
 
 
 def source_quote_checks(citing: Iterable[tuple[str, Fact]], texts: Mapping[str, StoredText],
@@ -1888,16 +2046,20 @@ def source_quote_checks(citing: Iterable[tuple[str, Fact]], texts: Mapping[str, 
 def quotes_counted(checks: Sequence[QuoteCheck]) -> dict[str, int]:
     """``{"checked", "not_found", "facts"}``: ``--json``'s ``quotes_checked``, the counts :func:`quotes_summary`
     says. Raises nothing."""
-    return {"checked": sum(c.state == "checked" for c in checks),
-            "not_found": sum(c.state == "NOT FOUND" for c in checks), "facts": len(checks)}
+    unquoted = sum(bool(c.unquoted) for c in checks)
+    return {"checked": sum(c.state == "checked" and not c.unquoted for c in checks),
+            "not_found": sum(c.state == "NOT FOUND" for c in checks), "facts": len(checks),
+            **({"figure_not_quoted": unquoted} if unquoted else {})}
 
 
 def quotes_summary(checks: Sequence[QuoteCheck]) -> str:
     """``12 of 20 facts' quotes checked against a stored text (2 NOT FOUND)``: the audit's summary of ``checks``."""
-    checked = sum(c.state == "checked" for c in checks)
+    checked = sum(c.state == "checked" and not c.unquoted for c in checks)
     bad = sum(c.state == "NOT FOUND" for c in checks)
     other = sum(c.state == MISMATCH for c in checks)
-    said = ", ".join(x for x in (f"{bad:,} NOT FOUND" if bad else "", f"{other:,} {MISMATCH}" if other else "") if x)
+    places = sum(bool(c.unquoted) for c in checks)
+    said = ", ".join(x for x in (f"{bad:,} NOT FOUND" if bad else "", f"{other:,} {MISMATCH}" if other else "",
+                                 f"{places:,} with its places found, the figure not quoted" if places else "") if x)
     return (f"{checked:,} of {len(checks):,} facts' quotes checked against a stored text"
             + (f" ({said})" if said else ""))
 

@@ -360,6 +360,22 @@ def fact_set_command(
         # the same (the excerpt may be about to be updated), said now rather than by the next check
         # (tests/test_fix53w.py: a locator set to 'Peak Memory Bandwidth 8.2 TB/s' was written without a word)
         warned += [("quote", line) for line in quote_problems(root, only=(where.file, where.path))]
+    if (not draft and edit.changed and edit.old is not None
+            and (edit.old.amount, edit.old.unit) != (edit.new.amount, edit.new.unit)):
+        # the locks whose price the edit moves: check passes such drift ("all holds"), the review fails it unless the
+        # change re-locks them (a new user's first review failed on 4)
+        from passprice.check import prices_moved_by
+        from passprice.enforce import command_span
+
+        moved = prices_moved_by(root, name, where.path)
+        if moved:
+            relocks = ", ".join(command_span(["passprice", "lock", "--update", "-o", s.pasted or s.path])
+                                for s in moved)
+            one = len(moved) == 1
+            warned.append(("price_moved", f"{shown}: {where.path}: the edit moves {len(moved)} locked "
+                                          f"price{'' if one else 's'} ({', '.join(s.name for s in moved)}): a review "
+                                          f"fails it unless the change re-locks {'it' if one else 'each'}: "
+                                          f"{relocks}"))
     if not draft and edit.old is not None and edit.new.provenance.weaker_than(edit.old.provenance):
         from passprice.locks import MAX_FLOOR_WARNINGS, floors_below
         from passprice.registry import pasted_path

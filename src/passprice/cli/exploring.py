@@ -210,6 +210,14 @@ def roofline_command(
     data = roofline_json(line)
     if under is not None:
         data["stack"] = under
+    # a paged serving's best and largest batch counted at the mean position: the caveat best and max-batch print
+    # (roofline said nothing of the 304 of qwen3-30b-a3b-h200's 605 that fit at position 4,095)
+    from passprice.cli.pricing import _spread
+    from passprice.report import spread_json, spread_text
+
+    spread = _spread(resolved)
+    if spread is not None:
+        data["spread"] = spread_json(resolved.serving, *spread)
     data = _with_span(data, reach)
     _finite(data)  # before the plot is written: a roofline JSON cannot carry is no picture either
     if plot_path is not None:
@@ -218,6 +226,8 @@ def roofline_command(
         _echo_json({**data, **_defaulted_json(resolved.header), "lock": g.to_json(relabels=relabels, drifted=drifts)})
     else:
         click.echo(roofline_text(line))
+        if spread is not None:
+            click.echo(f"  spread: {spread_text(line.max_batch, resolved.serving, *spread)}")
         _echo_defaulted(resolved.header)  # as price says it (arch44: roofline priced gemma2's 4,096 without a word)
         if under is not None:
             from passprice.roofline import stack_lines_text
