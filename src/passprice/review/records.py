@@ -3,10 +3,11 @@ rewrites moves no number, yet a price, ``audit`` or a reader takes it as what th
 each record relabelled while a lock of HEAD rests on it (:func:`relabelled_records`, :func:`relabelled_stacks`,
 :func:`relabelled_cards`, :func:`rerouted_stacks`), each scope widened or copied (:func:`scopes_widened`,
 :func:`scopes_copied`), each card made real or said hypothetical against its mark (:func:`made_real`,
-:func:`titles_contradicting`, :func:`hypothetical_claims`), each synthetic header made real
-(:func:`synthetic_made_real`, :func:`unkept_changes`), each description left on a row no longer cited
-(:func:`stale_descriptions`), each export rule set (:func:`export_lines`) and what each added record is
-(:func:`added_records`). Each returns lines by path; :class:`~passprice.review.verdict.Diff` decides what fails.
+:func:`titles_contradicting`, :func:`hypothetical_claims`), each synthetic header made real and
+the table of the shipped ones rewritten (:func:`synthetic_made_real`, :func:`unkept_changes`), each description left
+on a row no longer cited (:func:`stale_descriptions`), each export rule set (:func:`export_lines`) and what each added
+record is (:func:`added_records`). Each returns lines by path; :class:`~passprice.review.verdict.Diff` decides what
+fails.
 """
 
 from __future__ import annotations
