@@ -11,7 +11,7 @@ import attrs
 from cli_helpers import REPO
 from passprice import rowcite
 from passprice.registry import Root
-from passprice.review.verdict import stale_descriptions
+from passprice.review.records import stale_descriptions
 from passprice.routing import load_routing
 
 ROUTING = "facts/routing/qwen3-30b-a3b-measured.toml"

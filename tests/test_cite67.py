@@ -14,7 +14,7 @@ from __future__ import annotations
 import tomllib
 
 from cli_helpers import REPO
-from passprice.review.verdict import _quoted_span_figures
+from passprice.review.runs import _quoted_span_figures
 from passprice.textchange import text_change
 
 ROW = ("| 1     | 1   | 1             | 128           | 100.02                | 76.55   | 0.011       | 0.01        | "

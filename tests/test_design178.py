@@ -178,7 +178,7 @@ def test_1_every_dotted_module_name_of_design_resolves() -> None:
 
 
 def test_1_the_names_it_got_wrong_are_right_now() -> None:
-    assert "`addedfacts.copied_citations`" not in DESIGN and "`review.verdict.copied_citations`" in DESIGN
+    assert "`addedfacts.copied_citations`" not in DESIGN and "`review.quotes.copied_citations`" in DESIGN
     assert "`simulate.ahead`" not in DESIGN and "`simulate.simulate`'s inner `ahead`" in DESIGN
     assert "`PassShape` (`of`," not in DESIGN and "`pass_shape`" in DESIGN
     assert not hasattr(importlib.import_module("passprice.serving").PassShape, "of")

@@ -216,7 +216,7 @@ def test_6_the_best_lock_advice_repeats_the_user_s_output_and_options(tmp_path: 
 def test_7_a_model_size_glued_to_its_suffix_is_not_a_quoted_figure() -> None:
     from passprice.measurements import Run
     from passprice.review.changes import _quoted_figures
-    from passprice.review.verdict import _added_run_asks
+    from passprice.review.runs import _added_run_asks
 
     locator = "PR table: row '| llama 8B Q4_0 | 1 | tg128 | 168.2 |'"
     run = Run(id="r", stack="s", card="c", checkpoint="k", batch=1, first=128, last=256, tokens_per_s=190.0,

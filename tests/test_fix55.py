@@ -120,7 +120,7 @@ def test_2_check_and_the_review_read_a_runs_quote_alike() -> None:
     """A run of 99 tokens/s under its llama-bench row (``ngl`` 99): check's rule read the mean printed with its
     spread and failed it; the review read every number, found 99 (``ngl``) and asked nothing of an added run."""
     from passprice.measurements import Run
-    from passprice.review.verdict import _added_run_asks, _quoted_span_figures
+    from passprice.review.runs import _added_run_asks, _quoted_span_figures
     from passprice.sources import run_quote_figures, run_quote_states
 
     assert run_quote_states(99, [ROW]) == ["145.55 ± 0.80"]  # check: not held

@@ -204,13 +204,13 @@ def test_3_a_side_importing_a_punycode_module_is_not_priced_by_it(tmp_path: Path
 def test_3_diff_reads_no_punycode_unkept_table(monkeypatch: pytest.MonkeyPatch) -> None:
     import ast
 
-    from passprice.review import verdict as review_verdict
+    from passprice.review import records as review_records
 
     def never(*args: object, **kwargs: object) -> object:
         raise AssertionError("parsed")
 
     monkeypatch.setattr(ast, "parse", never)
-    assert review_verdict._unkept_table(PUNY) is None and review_verdict._unkept_command(PUNY) is None
+    assert review_records._unkept_table(PUNY) is None and review_records._unkept_command(PUNY) is None
 
 
 # --- (4) a git that says nothing ------------------------------------------------------------------------------------
@@ -291,11 +291,11 @@ def test_5_a_side_s_unkept_py_past_the_token_cap_is_not_parsed(monkeypatch: pyte
 
     from cli_helpers import REPO
     from passprice import pins
-    from passprice.review import verdict as review_verdict
+    from passprice.review import records as review_records
 
     own = (REPO / "src" / "passprice" / "unkept.py").read_bytes()
-    table = review_verdict._unkept_table(own)
-    assert table is not None and len(table) >= 10 and review_verdict._unkept_command(own) is not None
+    table = review_records._unkept_table(own)
+    assert table is not None and len(table) >= 10 and review_records._unkept_command(own) is not None
     dense = b"x = [" + b"a," * (pins.MODEL_TOKENS // 2) + b"]\n"
     assert pins._count_tokens(dense) == pins.MODEL_TOKENS + 5
 
@@ -303,4 +303,4 @@ def test_5_a_side_s_unkept_py_past_the_token_cap_is_not_parsed(monkeypatch: pyte
         raise AssertionError("parsed")
 
     monkeypatch.setattr(ast, "parse", never)
-    assert review_verdict._unkept_table(dense) is None and review_verdict._unkept_command(dense) is None
+    assert review_records._unkept_table(dense) is None and review_records._unkept_command(dense) is None

@@ -137,7 +137,7 @@ def test_3_an_added_runs_locator_quotes_its_figures_in_tokens_per_second_first()
     """Before: ``its locator quotes 2, 7.4, 7.42, 7.61, 131.44`` (sorted, the first five: LLaMA 2's 2 and the ms
     per token); now the three tokens/s figures. A locator quoting none so falls back to every figure."""
     from passprice.measurements import Run
-    from passprice.review.verdict import _added_run_asks
+    from passprice.review.runs import _added_run_asks
 
     locator = ("LLaMA 2/Professional GPUs/H100_PCIe_v2.ipynb: 'llama_print_timings:        eval time =    7783.09 ms "
                "/  1023 runs   (    7.61 ms per token,   131.44 tokens per second)', '(    7.42 ms per token,   "

@@ -18,7 +18,7 @@ from passprice.review import FactChange, FileChange, LockImpact, PriceSide
 from passprice.review.changes import refit_line, run_change
 from passprice.review.impacts import _moved_runs
 from passprice.review.rendering import _cites, _runs_moved
-from passprice.review.verdict import _moved_under_runs
+from passprice.review.runs import _moved_under_runs
 
 _ERRORS = {"in_sample_mean": 0.0555, "card_out_mean": 0.069}
 _CITE = "the 111 runs of stack llamacpp-cuda-2405 in registry/measurements/xiongjiedai-llama3-llamabench.toml"

@@ -16,8 +16,9 @@ from passprice.derivations import Derivation
 from passprice.registry import Root
 from passprice.review import LockImpact, PriceSide
 from passprice.review.impacts import _lock_cite
+from passprice.review.quotes import _cut_keeping
 from passprice.review.rendering import _cites, _input_cite, _runs_moved
-from passprice.review.verdict import _cut_keeping, _run_cited
+from passprice.review.runs import _run_cited
 
 _ROW = ("'| llama 8B Q4_K - Medium         |   4.58 GiB |     8.03 B | CUDA       |  99 |         tg512 |    "
         "145.55 ± 0.80 |'")

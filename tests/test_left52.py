@@ -93,7 +93,7 @@ def test_6_both_cuts_read_a_power_of_ten_as_one_number() -> None:
     # diff's (a figure kept that is a power's digits) and as 1 and 400 in textchange's. Now one pattern
     # (textchange.NUMBER) read by one function (textchange.figure_read) in both, and in the review's reader.
     from passprice.review.changes import _quoted_figures
-    from passprice.review.verdict import _cut_keeping
+    from passprice.review.quotes import _cut_keeping
     from passprice.textchange import cut_keeping_figure
 
     quoted = "x " * 60 + "'rate 2e3 tokens' and more"

@@ -262,7 +262,7 @@ def test_2_read_named_leaves_out_what_git_does_not_find(tmp_path: Path) -> None:
 
 
 def test_3_to_verify_in_its_source_or_in_their_sources(tmp_path: Path) -> None:
-    from passprice.review.verdict import in_source
+    from passprice.review.records import in_source
 
     assert (in_source(1), in_source(2), in_source(0)) == ("in its source", "in their sources", "in their sources")
     base, head = copy_root(tmp_path / "base"), copy_root(tmp_path / "head")

@@ -135,7 +135,7 @@ def test_4_a_tflops_rate_over_an_op_per_mac_input_says_which_unit_to_write(tmp_p
 
 def test_5_a_run_outside_the_span_is_named_with_its_figure_and_citation() -> None:
     from passprice.measurements import Run
-    from passprice.review.verdict import _run_cited
+    from passprice.review.runs import _run_cited
 
     run = Run("acme.h100_nvl_94gb.l3-8b-f16.b4", "acme-vllm-06", "h100_nvl_94gb", "llama3-8b-f16", 4, 0, 1024, 470.3,
               source="acme-vllm-h100nvl", source_id="acme-inference-bench",

@@ -2,8 +2,12 @@
 sides, what changed, what the change does to the locks, the verdict, the rendering. It was one module of 10,110
 lines, ``diff.py``; what read the package's files by name or by glob must still see the review's modules.
 
-1. The layout: ``diff.py`` is gone (no shim), the subpackage holds the five parts, each importing only those before
-   it (the first part never reaches a later one, so importing any of them imports no cycle) (test_1_*).
+1. The layout: ``diff.py`` is gone (no shim), the subpackage holds its parts, each importing only those before it
+   (the first part never reaches a later one, so importing any of them imports no cycle), each opening with the one
+   principle it holds, each name defined in one part only. The verdict's findings were split out of ``verdict.py``
+   (3,956 lines) by what they ask of: the facts' quotes and sources, the measured runs, what records say beside
+   their figures, HEAD's locks as ``check`` reads them; ``verdict.py`` keeps the :class:`Diff` and its assembly, and
+   moved no name back under its old module (test_1_*).
 2. The pricing model's walk (:func:`passprice.pins.pricing_modules`) names modules by their file in the package's
    own folder: a pricing module importing ``passprice.review.X`` would put a module ``review`` in its closure that has
    no ``review.py``, left out of the digest unsaid. None does, and the pricing modules are the ones they were before
@@ -27,7 +31,7 @@ import pytest
 from passprice import cache, pins, sidecode
 from passprice.sidecode import Code
 
-PARTS = ("sides", "changes", "impacts", "verdict", "rendering")
+PARTS = ("sides", "changes", "impacts", "quotes", "runs", "records", "headlocks", "verdict", "rendering")
 REVIEW = pins.PACKAGE / "review"
 
 
@@ -47,7 +51,7 @@ def _review_imports(path: Path) -> set[str]:
 # --- 1. the layout --------------------------------------------------------------------------------------------------
 
 
-def test_1_diff_py_is_gone_and_the_review_is_its_five_parts() -> None:
+def test_1_diff_py_is_gone_and_the_review_is_its_parts() -> None:
     assert not (pins.PACKAGE / "diff.py").exists()
     assert importlib.util.find_spec("passprice.diff") is None
     assert sorted(p.stem for p in REVIEW.glob("*.py")) == sorted(("__init__", *PARTS))
@@ -58,9 +62,45 @@ def test_1_each_part_imports_only_the_parts_before_it() -> None:
         imported = _review_imports(REVIEW / f"{part}.py")
         assert imported <= set(PARTS[:i]), (part, sorted(imported))
     # the later parts do read the earlier ones: the order is the one the code has, not an empty claim
-    assert _review_imports(REVIEW / "rendering.py") == {"changes", "impacts", "verdict"}
-    assert _review_imports(REVIEW / "verdict.py") == {"sides", "changes", "impacts"}
+    assert _review_imports(REVIEW / "rendering.py") == {"changes", "impacts", "quotes", "records", "verdict"}
+    assert _review_imports(REVIEW / "verdict.py") == set(PARTS[:PARTS.index("verdict")])
+    assert _review_imports(REVIEW / "headlocks.py") == {"sides", "impacts"}
+    assert _review_imports(REVIEW / "records.py") == {"sides", "changes", "impacts", "quotes", "runs"}
+    assert _review_imports(REVIEW / "runs.py") == {"sides", "changes", "impacts", "quotes"}
+    assert _review_imports(REVIEW / "quotes.py") == {"sides", "changes"}
     assert _review_imports(REVIEW / "changes.py") == {"sides"}
+
+
+def _defined(path: Path) -> set[str]:
+    """The names the module at ``path`` defines at its top level (functions, classes, assigned names)."""
+    out: set[str] = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.FunctionDef | ast.ClassDef):
+            out.add(node.name)
+        elif isinstance(node, ast.Assign):
+            out |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            out.add(node.target.id)
+    return out
+
+
+def test_1_each_part_states_its_principle_and_defines_its_own_names() -> None:
+    seen: dict[str, str] = {}
+    for part in PARTS:
+        assert ast.get_docstring(ast.parse((REVIEW / f"{part}.py").read_text(encoding="utf-8"))), part
+    for part in PARTS[PARTS.index("quotes"):PARTS.index("rendering")]:  # the parts verdict.py was split into
+        for name in _defined(REVIEW / f"{part}.py"):
+            assert name not in seen, (name, seen.get(name), part)
+            seen[name] = part
+    # the findings split out of verdict.py live in their parts only; the verdict keeps the Diff and its assembly
+    assert {seen["_quotes_checked"], seen["copied_citations"], seen["_cut_keeping"]} == {"quotes"}
+    assert {seen["runs_to_verify"], seen["measurements_added"], seen["stack_spans"]} == {"runs"}
+    assert {seen["stale_descriptions"], seen["relabelled_stacks"], seen["added_records"]} == {"records"}
+    assert {seen["unreproduced"], seen["_duplicates"]} == {"headlocks"}
+    assert {seen["Diff"], seen["compare"], seen["_compare"], seen["diff"]} == {"verdict"}
+    from passprice.review import verdict
+
+    assert not hasattr(verdict, "copied_citations") and not hasattr(verdict, "_cut_keeping")  # no shim
 
 
 def test_1_the_package_re_exports_what_callers_import() -> None:

@@ -175,14 +175,14 @@ QWEN_ROW = 'Unkept("qwen3-30b-a3b-q4_k_m", "qwen3-30b-a3b.json", "Q4_K_M")'
 def test_a_shipped_synthetic_header_s_command_rewritten_fails(tmp_path: Path, edit: tuple[str, str], said: str) -> None:
     """Before: "passprice's own code changed: src/passprice/unkept.py" alone (exit 0), and once merged ``audit``,
     ``header`` and ``checkpoints`` sent readers to a command writing other bytes. Now each fails by name."""
-    from passprice.review.verdict import unkept_changes
+    from passprice.review.records import unkept_changes
 
     base, head = _sides(tmp_path, edit)
     assert unkept_changes(base, head) == (said,)  # type: ignore[arg-type]
 
 
 def test_a_reworded_docstring_of_the_command_fails_nothing(tmp_path: Path) -> None:
-    from passprice.review.verdict import unkept_changes
+    from passprice.review.records import unkept_changes
 
     base, head = _sides(tmp_path, ("The command that writes the header again", "The command writing the header anew"))
     assert unkept_changes(base, head) == ()  # type: ignore[arg-type]

@@ -15,7 +15,7 @@ from passprice import locking, rowcite
 from passprice.cards import load_card
 from passprice.registry import Root
 from passprice.reproduce import Drift, derived_groups
-from passprice.review.verdict import stale_descriptions
+from passprice.review.records import stale_descriptions
 from passprice.routing import load_routing
 from passprice.textchange import cut_at_word, text_change
 

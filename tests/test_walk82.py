@@ -5,7 +5,7 @@ specifications table a copy "of the H200 datasheet's specifications table"; the 
 NVIDIA's H200 product page (the source record's ``copies:`` address), not the datasheet the locators name, and that
 copy's INT8 row prints ``3,958 TFLOPS`` where the card's ``array`` locator quotes ``'INT8 Tensor Core 3,958 TOPS'``.
 Of the reviewer's edits, a serving stack's route (``integer_matrices``) moved, re-fitted and re-locked, passed the
-review with nothing to verify: it is asked now (:func:`passprice.review.verdict.rerouted_stacks`)."""
+review with nothing to verify: it is asked now (:func:`passprice.review.records.rerouted_stacks`)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import tomllib
 from cli_helpers import REPO
 from passprice.registry import Root
 from passprice.review import FileChange, Side, SideInfo
-from passprice.review.verdict import rerouted_stacks
+from passprice.review.records import rerouted_stacks
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
 EXCERPT = (REPO / "sources" / "excerpts" / "cite71-excerpt.txt").read_text(encoding="utf-8")

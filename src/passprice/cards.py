@@ -193,7 +193,7 @@ def title_contradicts_mark(card: Card) -> str | None:
     """What is wrong when ``card``'s title says ``hypothetical`` (:func:`says_hypothetical`) and the card is not
     marked ``hypothetical = true``: one line without the file's name (``check`` warns of it, the review asks it),
     else ``None``. Such a card is priced, locked (``hypothetical`` false) and reviewed as a real card (no question of
-    its published figures, :func:`passprice.review.verdict.hypothetical_claims`) while its title tells every reader it
+    its published figures, :func:`passprice.review.records.hypothetical_claims`) while its title tells every reader it
     is made up (left26b). Not an error: a card made real by removing the mark (a change the review asks, and a lock's
     drift) keeps the exit status that change has. Raises nothing."""
     if card.hypothetical or not says_hypothetical(card.title):

@@ -268,7 +268,7 @@ def quote_problems(root: Root, sources: Mapping[str, Source] | None = None,
     (``registry/measurements/FILE.toml: run.INDEX (ID)``), whose quotes of a source are NOT FOUND in that source's
     stored excerpt, by
     :func:`passprice.sources.quote_check` of the spans of its locators citing that source alone (``only``), the one
-    look-up ``audit --source`` and the review (:func:`passprice.review.verdict._quotes_checked`) make: ``FILE: KEY: its
+    look-up ``audit --source`` and the review (:func:`passprice.review.quotes._quotes_checked`) make: ``FILE: KEY: its
     quotes of SOURCE are NOT FOUND in its stored excerpt EXCERPT: …``. A new user's excerpt line edited (``FP32 30.3
     teraFLOPs`` to ``30.0``) and its ``excerpt_sha256`` re-pinned read "all holds" here and in the pre-commit hook,
     while ``audit`` said NOT FOUND and the review failed (tests/test_fix190.py). A source with no usable stored text is

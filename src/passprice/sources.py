@@ -1662,7 +1662,7 @@ def run_quote_figures(spans: Sequence[str]) -> tuple[list[tuple[str, float]], st
     every number they quote (:data:`passprice.textchange.NUMBER`: ``tg128`` is a name; a model's size in its name,
     ``llama 8B``, is none); with which they are: ``rates``, ``means`` or ``numbers``. The one reading of a run's quote:
     ``check``'s (:func:`run_quote_states`) and the review's (``its locator quotes …``,
-    :func:`passprice.review.verdict._run_quote_reading`), which read every number of the locator, so that a run of 99
+    :func:`passprice.review.runs._run_quote_reading`), which read every number of the locator, so that a run of 99
     tokens/s under ``'… |  99 | tg512 | 145.55 ± 0.80 |'`` (``ngl`` 99) was asked nothing by the review and failed
     ``check`` (tests/test_fix55.py). The first 10,000 characters are read. Raises nothing."""
     from passprice.textchange import NUMBER, figure_read

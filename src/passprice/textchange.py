@@ -121,7 +121,7 @@ _FREE = rf"(?<![{RUNS_INTO}])(?<!\d[eE][+-])"
 
 #: A number as a locator writes it, the one pattern every reader of a locator's figures uses (the review's quoted
 #: figures, :func:`passprice.review.changes._quoted_figures`; the quote a cut keeps, :func:`cut_keeping_figure` and
-#: :func:`passprice.review.verdict._cut_keeping`): digits, thousands commas, a decimal part and a power of ten
+#: :func:`passprice.review.quotes._cut_keeping`): digits, thousands commas, a decimal part and a power of ten
 #: (``154.55``, ``1,979``, ``4.8e12``, ``1e-400``), where no name or other number runs into it (``pp512`` and ``b2824``
 #: are names; the ``400`` of ``x1e-400`` is a power's, the number glued to a name). Its amount is :func:`figure_read`'s.
 #: Left52: the two cuts had patterns of their own, each without the power of ten, which read ``1e-400`` as the figures 1

@@ -4,7 +4,10 @@ whether a lock's floors still hold, without checking anything out by hand (``pas
 
 One module per part of a review, each importing only those before it: :mod:`~passprice.review.sides` (reading the two
 sides), :mod:`~passprice.review.changes` (what changed, file by file), :mod:`~passprice.review.impacts` (what the
-change does to the locks), :mod:`~passprice.review.verdict` (the :class:`Diff` and its exit status) and
+change does to the locks), the findings a reviewer must verify: :mod:`~passprice.review.quotes` (the facts' quotes and
+sources), :mod:`~passprice.review.runs` (the measured runs), :mod:`~passprice.review.records` (what records say
+beside their figures), :mod:`~passprice.review.headlocks` (HEAD's locks as ``check`` reads them);
+:mod:`~passprice.review.verdict` (the :class:`Diff` and its exit status) and
 :mod:`~passprice.review.rendering` (text, markdown and JSON). A test that patches a name patches it in the module
 whose functions read it, never here: these are re-exported names.
 """

@@ -47,7 +47,7 @@ class FactChange:
     #: no registered source, or another fact records another figure at the place it cites); ``None``: nothing.
     asked: str | None = None
     #: For an added card fact whose own citation (source and locator) is another card's fact's
-    #: (:func:`passprice.review.verdict.copied_citations`): that fact, ``h100_sxm5_80gb's memory.capacity``, a copied
+    #: (:func:`passprice.review.quotes.copied_citations`): that fact, ``h100_sxm5_80gb's memory.capacity``, a copied
     #: citation to verify (its :attr:`asked` says so), counted once in the summary; ``None`` otherwise.
     copied_from: str | None = None
     #: The sources a changed or added fact's new citation (its own, or a figure input's) names that the same change
@@ -56,7 +56,7 @@ class FactChange:
     fresh_sources: tuple[str, ...] = ()
     #: For a fact fitted again to the same runs (its runs and their figures as before, its fit's errors moved): the
     #: records the same change moved that those runs are priced on, ``card rtx_4090 (memory.bandwidth,
-    #: streams.rewrite)``, ``checkpoint NAME`` or ``routing NAME`` (:func:`passprice.review.verdict._moved_under_runs`);
+    #: streams.rewrite)``, ``checkpoint NAME`` or ``routing NAME`` (:func:`passprice.review.runs._moved_under_runs`);
     #: empty when none did. Such a fit moved with them, not by hand (left45: the RTX 4090's bandwidth 1008 → 1010 GB/s
     #: re-fitted llamacpp-cuda-2405, and four facts read as changed at their own values, ``overhead.pass 0 µs → 0 µs``).
     moved_with: tuple[str, ...] = ()
@@ -67,7 +67,7 @@ class FactChange:
     foreign_files: tuple[str, ...] = ()
     #: For a changed or added fact whose quotes changed (its locator, or a derivation input's, or the source they
     #: cite): ``audit``'s quote check of HEAD's fact against HEAD's stored excerpts
-    #: (:func:`passprice.audit.quote_check`, :func:`passprice.review.verdict._quotes_checked`); ``None`` when not made.
+    #: (:func:`passprice.audit.quote_check`, :func:`passprice.review.quotes._quotes_checked`); ``None`` when not made.
     #: A new user's re-citation quoting 'GPU Memory Bandwidth 4.89TB/s', which the stored excerpt lacks, read only "its
     #: locator quotes 4.89TB/s" where audit said NOT FOUND.
     quote: QuoteCheck | None = None
@@ -92,7 +92,7 @@ class FactChange:
     #: For a ratio of a card (unit ``1``) whose derivation, on either side, or note names the card's
     #: ``memory.bandwidth`` as what a quoted figure is divided by (the stream shares: ``dot / bandwidth``, "measured
     #: rate / this file's memory.bandwidth"): HEAD's ``memory.bandwidth`` as ``(value, unit)``
-    #: (:func:`passprice.review.verdict._ratio_bases`); ``None`` otherwise. A new user's ``streams.read`` 0.9333 → 0.85
+    #: (:func:`passprice.review.quotes._ratio_bases`); ``None`` otherwise. A new user's ``streams.read`` 0.9333 → 0.85
     #: under a quote of Dot ``4.48`` TB/s was asked only whether the place states it, where 4.48 / 4.8 = 0.9333
     #: (tests/test_walk138.py).
     ratio_basis: tuple[float, str] | None = None
@@ -1017,7 +1017,7 @@ class FileChange:
     #: own listed). A card renamed with a fact re-cited inside it listed every fact as removed and added, so the
     #: re-cited fact asked nothing to be verified and the review read ✅ (slip round 28). A serving stack too, and
     #: (slip round 51) a measurement file whose bytes HEAD holds under another name
-    #: (:func:`passprice.review.verdict.measurement_renames`).
+    #: (:func:`passprice.review.runs.measurement_renames`).
     renamed: str | None = None
     #: A checkpoint entry's claims on BASE and HEAD (:func:`checkpoint_claims`) when one changed: what the entry
     #: says of the GGUF file, not read by the pricer.

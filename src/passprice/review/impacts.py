@@ -139,7 +139,7 @@ def _figures_differ(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) ->
 #: derivation, value_changed, inputs_give, figures)``; ``inputs_give`` what the derivation's recorded inputs give
 #: when the value does not follow from them (:func:`_inputs_give`), ``figures`` the fact's new and old amounts (as
 #: written, in either side's unit) when it carries no derivation: the figures its cut locator keeps whole
-#: (:func:`passprice.review.verdict._cut_keeping`).
+#: (:func:`passprice.review.quotes._cut_keeping`).
 Cite = tuple[str, str | None, str | None, bool, Derivation | None, bool, str | None, tuple[float, ...]]
 
 
@@ -1950,7 +1950,7 @@ def _alone_due(lock: LockImpact, old: Lock | None, new: Lock | None) -> bool:
 
 def _unrooted(side: Side, findings: Sequence[Finding]) -> tuple[Finding, ...]:
     """``findings`` (what recomputing the derived facts a lock rests on found, on ``side``) with the temporary folder
-    a git revision's files are read from written as :func:`passprice.review.verdict._unrooted` writes ``check``'s
+    a git revision's files are read from written as :func:`passprice.review.headlocks._unrooted` writes ``check``'s
     lines: a path in it relative to the registry, the folder itself as the revision (12 digits of its commit). A
     review of a change making card a40 a folder said the stack's fit "cannot be re-run: …
     /tmp/passprice-diff-e9y5tzpr/facts/cards/a40.toml: is a folder" in each lock's ``unsound`` (attack round 55): a

@@ -31,10 +31,10 @@ from passprice.review.changes import (
     run_change,
 )
 from passprice.review.impacts import LockImpact, PriceSide, _expected_tokens
+from passprice.review.quotes import _cut_keeping
+from passprice.review.records import EDITED_ENTRY, EXPORT_WARNING, _table
 from passprice.review.verdict import (
     DUPLICATES_HEADING,
-    EDITED_ENTRY,
-    EXPORT_WARNING,
     MAX_ADDED_DETAIL,
     MAX_ADDED_DETAILS,
     MAX_FACT_DETAILS,
@@ -44,9 +44,7 @@ from passprice.review.verdict import (
     MAX_OTHER_FILES,
     MAX_SERVING_FILES,
     Diff,
-    _cut_keeping,
     _forging,
-    _table,
     _unrecorded,
     _unreproducing,
     duplicates_elsewhere,
@@ -333,7 +331,7 @@ def _input_cite(i: Input, own: str | None) -> str:
     """One derivation input as a ``cites`` line names what it rests on, its value as written first: ``bandwidth
     4.89 TB/s: fact memory.bandwidth``, ``dot 4.48 TB/s: SOURCE, LOCATOR…`` (the fact's own source, ``own``, where
     it names none; the locator cut at a word to :data:`INPUT_CITE_CHARS`, the quote holding the input's figure kept
-    whole: :func:`passprice.review.verdict._cut_keeping`), ``bits 8: constant``."""
+    whole: :func:`passprice.review.quotes._cut_keeping`), ``bits 8: constant``."""
     head = f"{i.name} {i.shown()}"
     if i.kind == "fact":
         return f"{head}: fact {i.fact}"
@@ -352,7 +350,7 @@ def _runs_moved(lock: LockImpact) -> str:
     (:func:`passprice.textchange.cut_keeping_figure`): ``re-fitted from the runs changed: ID 145.55 → 154.55 tokens/s
     (+6.183 %): SOURCE, LOCATOR``, at most 6, then how many more."""
     from passprice.fits import relative_move
-    from passprice.review.verdict import _run_quote_held
+    from passprice.review.runs import _run_quote_held
     from passprice.textchange import cut_keeping_figure
 
     said = []
@@ -736,7 +734,7 @@ def _quiet(f: FileChange) -> bool:
 
 def _other_status(f: FileChange) -> str:
     """How an other file changed, as its line says it: its status, and for a measurement file renamed
-    (:func:`passprice.review.verdict.measurement_renames`) removed on BASE, where it went (``removed: renamed to
+    (:func:`passprice.review.runs.measurement_renames`) removed on BASE, where it went (``removed: renamed to
     PATH``); for a record whose facts did not change (:func:`_quiet`), ``changed: comments or layout only, no fact``."""
     if f.kind == "other" and f.status == "removed" and f.renamed is not None:
         return f"removed: renamed to {f.renamed}"
@@ -971,7 +969,7 @@ PINS_OF_AN_ADDED_LOCK = ("it pins what no side of the change holds (locked befor
 
 def _review(d: Diff, lock: LockImpact) -> str:
     """A lock's review verdict, or, for a lock file of HEAD that does not reproduce from its own pinned inputs
-    (:func:`passprice.review.verdict.unreproduced`: edited by hand), that, whatever its price says."""
+    (:func:`passprice.review.headlocks.unreproduced`: edited by hand), that, whatever its price says."""
     if _unreproducing(d, lock):
         return "does NOT reproduce from its own pinned inputs (edited by hand?): see HEAD fails passprice check"
     # a pin no side holds is a rule of the review's own, listed under "HEAD fails the review's rules" (check_line)
