@@ -102,8 +102,9 @@ def test_1_a_quote_naming_no_column_is_warned_of_naming_its_figures(tmp_path: Pa
 def test_1_the_column_is_placed_by_an_ordinal_or_the_rows_cells() -> None:
     from passprice.quotecolumn import selected
 
-    locator = "row GPU Boost Clock, H100 PCIe column: 'GPU Boost Clock 1410 MHz 1980 MHz 1755 MHz' (A100, H100 SXM5, H100 PCIe)"
-    chosen = selected("scale", "clock", "MHz", locator, locator.index("'"), "GPU Boost Clock 1410 MHz 1980 MHz 1755 MHz")
+    span = "GPU Boost Clock 1410 MHz 1980 MHz 1755 MHz"
+    locator = f"row GPU Boost Clock, H100 PCIe column: '{span}' (A100, H100 SXM5, H100 PCIe)"
+    chosen = selected("scale", "clock", "MHz", locator, locator.index("'"), span)
     assert chosen is not None and chosen.chosen == 2 and chosen.why == "in its H100 PCIe column"
     locator = "A100 80GB SXM column (the second): 'GPU 1935GB/s 2039GB/s'"
     chosen = selected("memory.bandwidth", "", "GB/s", locator, locator.index("'"), "GPU 1935GB/s 2039GB/s")

@@ -89,7 +89,7 @@ def _figures(span: str, unit: str) -> tuple[str, tuple[Figure, ...]]:
 def is_own(amount: float, unit: str, figure: Figure) -> bool:
     """Whether ``figure`` is ``amount`` ``unit`` (the same quantity, or one size in a decimal and a binary prefix,
     as :func:`passprice.addedfacts.other_figures` reads it)."""
-    from passprice.addedfacts import _size_alike, _WITH_UNIT
+    from passprice.addedfacts import _WITH_UNIT, _size_alike
     from passprice.derivations import quantity
     from passprice.errors import InputError
     from passprice.textchange import figure_read

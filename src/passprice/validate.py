@@ -9,7 +9,6 @@ expected price's error, |expected / measured − 1|, is what a stack's calibrati
 from __future__ import annotations
 
 import re
-
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
