@@ -65,7 +65,8 @@ def test_validate_says_what_fits_of_a_batch_the_card_cannot_hold(tmp_path: Path)
     # sequences use host memory (--host-memory)".
     assert row == (
         f"  {ROW.strip()}: refused (NotResident): the card memory must hold 139,130,626,048 bytes but holds "
-        "85,520,809,984 (at most 1,201 sequences fit beside the 4,912,898,048 bytes held once): correct the run's batch, positions or card"
+        "85,520,809,984 (at most 1,201 sequences fit beside the 4,912,898,048 bytes held once): correct the run's "
+        "batch, positions or card"
     ), row
     assert "--" not in row.split("refused (", 1)[1]
 
