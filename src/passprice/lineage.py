@@ -310,7 +310,7 @@ def quote_problems(root: Root, sources: Mapping[str, Source] | None = None,
     if entry_key is not None:
         kept = cache.read(entry_key)
         lines = kept.get("lines") if kept is not None else None
-        warned = kept.get("warnings") if kept is not None else None
+        warned = kept.get("warnings", []) if kept is not None else None  # (kept only when there are any)
         if (isinstance(lines, list) and all(isinstance(line, str) for line in lines) and isinstance(warned, list)
                 and all(isinstance(line, str) for line in warned)):
             if warnings is not None:
@@ -349,7 +349,7 @@ def quote_problems(root: Root, sources: Mapping[str, Source] | None = None,
                    f"({len(unlooked):,} facts' quotes left): a quote its excerpt lacks would go unsaid; quote fewer "
                    "spans of the largest stored excerpts")
     if entry_key is not None:
-        cache.store(entry_key, {"lines": out, "warnings": which})
+        cache.store(entry_key, {"lines": out, "warnings": which} if which else {"lines": out})
     if warnings is not None:
         warnings += which
     return out
