@@ -133,10 +133,10 @@ def _cells(locator: str, opening: int, closing: int) -> list[str] | None:
     """The row's cells a locator lists in parentheses right after the quote ending at ``closing`` (``'…' (P100,
     V100, A100)``), else in the last such list before the quote opening at ``opening`` (``(a row: its label, the
     H200 SXM figure, the H200 NVL figure): '…'``); a label cell left out."""
-    after = _LIST.match(locator, closing + 1 + len(locator[closing + 1:]) - len(locator[closing + 1:].lstrip()))
-    listed = after
+    rest = locator[closing + 1:]
+    listed = _LIST.match(locator, closing + 1 + len(rest) - len(rest.lstrip()))
     if listed is None:
-        found = [m for m in _LIST.finditer(locator[:opening])]
+        found = list(_LIST.finditer(locator[:opening]))
         listed = found[-1] if found else None
     if listed is None:
         return None
@@ -182,7 +182,7 @@ def selected(path: str, name: str, unit: str, locator: str, opening: int, span: 
     every = tuple(figures)
     if len(figures) == 2 and plain[figures[0].end:figures[1].start].strip() == "/" and _bytes(unit):
         return Selection(every, 1, "as the total of its used / total")
-    host = path.startswith("host.") or ".host." in path
+    host = re.search(r"(?:^|[.:])host\.", path) is not None  # host.read, cards.b200.host.read, b200:host.read
     compared = [i for i, f in enumerate(figures) if _COMPARED.search(plain[max(0, f.start - 12):f.start])]
     if compared and len({figures[i].value for i in range(len(figures)) if i not in compared}) == 1:
         first = next(i for i in range(len(figures)) if i not in compared)
