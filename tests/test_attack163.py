@@ -82,8 +82,13 @@ def test_validate_still_shows_the_run_as_a_refused_row(tmp_path: Path) -> None:
     root = _batch_2000(tmp_path)
     result = invoke("validate", root=root)
     assert result.exit_code == 0, result.output
-    row = next(line for line in result.stdout.splitlines() if line.startswith("xd3.h100_pcie_80gb.8b-q4km.tg512 "))
-    assert "refused (NotResident): the card memory must hold 139,130,626,048 bytes" in row, row
+    lines = result.stdout.splitlines()
+    row = next(line for line in lines if line.startswith("xd3.h100_pcie_80gb.8b-q4km.tg512 "))
+    assert row.endswith("  refused (NotResident)"), row  # the refusal's name in the row, its message below
+    said = [line for line in lines if line.startswith("  xd3.h100_pcie_80gb.8b-q4km.tg512: ")]
+    assert len(said) == 1 and said[0].startswith(
+        "  xd3.h100_pcie_80gb.8b-q4km.tg512: refused (NotResident): the card memory must hold 139,130,626,048 bytes"
+    ), said
 
 
 def _flat_card(tmp_path: Path) -> Path:

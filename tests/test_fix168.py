@@ -43,9 +43,16 @@ def _first_run(tmp_path: Path, old: str, new: str) -> Path:
 
 
 def _row(root: Path) -> str:
+    """The run's row and its refusal's whole message, said once below the table (the row's error cell holds the
+    refusal's name alone, tests/test_fix56.py)."""
     result = invoke("validate", root=root)
     assert result.exit_code == 0, result.output
-    return next(line for line in result.stdout.splitlines() if line.startswith(ROW))
+    lines = result.stdout.splitlines()
+    row = next(line for line in lines if line.startswith(ROW))
+    assert row.endswith("  refused (NotResident)"), row
+    said = [line for line in lines if line.startswith(f"  {ROW.strip()}: ")]
+    assert len(said) == 1, lines
+    return said[0]
 
 
 def test_validate_says_what_fits_of_a_batch_the_card_cannot_hold(tmp_path: Path) -> None:
@@ -56,9 +63,10 @@ def test_validate_says_what_fits_of_a_batch_the_card_cannot_hold(tmp_path: Path)
     row = _row(root)
     # Before: "… (passprice max-batch): lower the batch or the context limit, page the KV cache (--kv-page), or let
     # sequences use host memory (--host-memory)".
-    assert row.endswith(
-        "  refused (NotResident): the card memory must hold 139,130,626,048 bytes but holds 85,520,809,984 (at most "
-        "1,201 sequences fit beside the 4,912,898,048 bytes held once): correct the run's batch, positions or card"
+    assert row == (
+        f"  {ROW.strip()}: refused (NotResident): the card memory must hold 139,130,626,048 bytes but holds "
+        "85,520,809,984 (at most 1,201 sequences fit beside the 4,912,898,048 bytes held once): correct the run's "
+        "batch, positions or card"
     ), row
     assert "--" not in row.split("refused (", 1)[1]
 

@@ -194,10 +194,13 @@ def test_a_run_whose_weights_alone_pass_its_card_is_told_to_correct_card_or_chec
     )
     result = invoke("validate", root=root)
     assert result.exit_code == 0, result.output
-    row = next(line for line in result.stdout.splitlines() if line.startswith("xd3.h100_pcie_80gb.8b-q4km.tg512 "))
+    lines = result.stdout.splitlines()
+    row = next(line for line in lines if line.startswith("xd3.h100_pcie_80gb.8b-q4km.tg512 "))
+    assert row.endswith("  refused (NotResident)"), row  # the refusal's name in the row, its message below
     # Before: "… refused (NotResident): the card memory must hold … holds 25,757,220,864: correct the run's batch,
     # positions or card".
-    assert row.endswith(f"  refused (NotResident): {shortfall}: correct the run's card or checkpoint"), row
+    assert (f"  xd3.h100_pcie_80gb.8b-q4km.tg512: refused (NotResident): {shortfall}: correct the run's card or "
+            "checkpoint") in lines
     said = (
         f"passprice: error: {RUNS}: run.0.card: refused (NotResident): checkpoint llama3-70b-q4_k_m on card rtx_4090: "
         f"{shortfall}; a fit rests only on runs the model prices: correct the run's card or checkpoint, or name "

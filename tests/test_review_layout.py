@@ -135,7 +135,8 @@ def test_2_the_pricing_modules_are_the_ones_before_the_split() -> None:
         "check", "checkpointcite", "checkpoints", "cost", "decode", "derivations", "digests", "drafts", "edit",
         "enforce", "entryshape", "factparts", "facts", "filestamps", "fits", "ggml", "ggml_types", "gguf_header",
         "gguf_records", "gitconfig", "gitread", "lineage", "locks", "measurements", "memo", "memorecord",
-        "modelhistory", "pins", "plaintoml", "report", "reproduce", "roofline", "routing", "rowcite", "scaffold",
+        "modelhistory", "pins", "plaintoml", "quotecolumn", "report", "reproduce", "roofline", "routing", "rowcite",
+        "scaffold",
         "scopes", "serving", "servingfile", "servings", "settings", "snapshot", "sources", "speculate", "stackfits",
         "stackreach", "stacks", "stale", "synthetic", "textchange", "trace", "typemix", "unkept", "validate",
     ]

@@ -937,7 +937,8 @@ def _check(root: Root) -> CheckReport:
     from passprice.lineage import quote_problems
 
     # quoted words its stored excerpt lacks: what audit says NOT FOUND of and the review fails (tests/test_fix190.py)
-    problems += quote_problems(root, dict(files.sources), records=files.records)
+    which: list[str] = []  # a quote stating its figure among others, nothing saying which (tests/test_fix56.py)
+    problems += quote_problems(root, dict(files.sources), records=files.records, warnings=which)
     unreadable = list(files.unreadable)
     kinds = dict(files.kinds)
     statuses = []
@@ -973,7 +974,8 @@ def _check(root: Root) -> CheckReport:
     from passprice.sources import undated_line
 
     undated = undated_line(files.undated)  # left32: a warning, never a failure: a date is not guessed
-    shown = (files.warnings + tuple(aliases.values()) + tuple(line for _, line in duplicates)
+    shown = (files.warnings + tuple(relative_lines(root, which)) + tuple(aliases.values())
+             + tuple(line for _, line in duplicates)
              + ((undated,) if undated else ()))
     unread = tuple(dict.fromkeys(relative_lines(root, unreadable)))
     return CheckReport(

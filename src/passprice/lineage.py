@@ -262,7 +262,8 @@ def measured_from_datasheets(records: Iterable[Record], sources: Mapping[str, So
 
 
 def quote_problems(root: Root, sources: Mapping[str, Source] | None = None,
-                   only: tuple[Path, str] | None = None, records: Iterable[Record] | None = None) -> list[str]:
+                   only: tuple[Path, str] | None = None, records: Iterable[Record] | None = None,
+                   warnings: list[str] | None = None) -> list[str]:
     """``check``'s look at quotes: one problem line for each fact of a card, drafting method, routing record or
     serving stack of ``root`` (a stack's by its key in the stack file, as the review names it), and each measured run
     (``registry/measurements/FILE.toml: run.INDEX (ID)``), whose quotes of a source are NOT FOUND in that source's
@@ -294,9 +295,14 @@ def quote_problems(root: Root, sources: Mapping[str, Source] | None = None,
     code's stamp: a warm ``check`` of an unchanged registry looks nothing up, and an excerpt edited within the same
     second (its bytes, so its digest, not its status, key it) misses. An entry that is not whole and ours, or not a
     list of lines, is a miss; ``--no-cache`` neither reads nor writes one (tests/test_quote53.py). Raises
-    nothing."""
+    nothing.
+
+    ``warnings``, when given, gains a line for each quote stating a fact's figure among others of its dimension,
+    nothing in the record saying which is the card's (:func:`passprice.quotecolumn.which_figures`): ``FILE: KEY: its
+    quote of SOURCE 'SPAN' states A, B and C: which is this card's? …``; kept in the same cache entry."""
     from passprice import cache
     from passprice.errors import escaped
+    from passprice.quotecolumn import which_figures
     from passprice.sources import (
         MISMATCH,
         QUOTES_MOST,
@@ -336,13 +342,18 @@ def quote_problems(root: Root, sources: Mapping[str, Source] | None = None,
     if entry_key is not None:
         kept = cache.read(entry_key)
         lines = kept.get("lines") if kept is not None else None
-        if isinstance(lines, list) and all(isinstance(line, str) for line in lines):
+        warned = kept.get("warnings", []) if kept is not None else None  # (kept only when there are any)
+        if (isinstance(lines, list) and all(isinstance(line, str) for line in lines) and isinstance(warned, list)
+                and all(isinstance(line, str) for line in warned)):
+            if warnings is not None:
+                warnings += warned
             return list(lines)
     wanted = [sid for c in cites for sid in c[3] if sid in sources and sources[sid].excerpt is not None]
     texts = stored_texts(root, sources, wanted)
     left = Lookups()
     out = []
     unlooked: list[str] = []  # the facts whose quotes were past the bound, each as "FILE: KEY (SOURCE)"
+    which: list[str] = []  # a quote stating the figure among others, nothing saying which is the card's
     for file, path, fact, sids, _ in cites:
         for sid in sids:
             stored = texts.get(sid)
@@ -351,6 +362,8 @@ def quote_problems(root: Root, sources: Mapping[str, Source] | None = None,
             found = quote_check(path, fact, texts, left, only=sid)
             if found.state != "NOT FOUND" and found.past:
                 unlooked.append(f"{shown(file)}: {path} ({sid})")
+            if found.state == "checked":
+                which += [f"{shown(file)}: {path}: {escaped(said)}" for said in which_figures(path, fact, sid)]
             if found.state == MISMATCH:
                 out += [f"{shown(file)}: {path}: {escaped(said)}: the value and the words it cites disagree; "
                         "quote the words of the document stating the value, or set the value they state"
@@ -368,7 +381,9 @@ def quote_problems(root: Root, sources: Mapping[str, Source] | None = None,
                    f"({len(unlooked):,} facts' quotes left): a quote its excerpt lacks would go unsaid; quote fewer "
                    "spans of the largest stored excerpts")
     if entry_key is not None:
-        cache.store(entry_key, {"lines": out})
+        cache.store(entry_key, {"lines": out, "warnings": which} if which else {"lines": out})
+    if warnings is not None:
+        warnings += which
     return out
 
 

@@ -1505,7 +1505,8 @@ USABLE = StoredText("", None, text="", flat="")
 MISMATCH = "MISMATCH"
 
 
-def figures_quoted(fact: Fact, texts: Mapping[str, StoredText], only: str | None = None) -> tuple[str, ...]:
+def figures_quoted(fact: Fact, texts: Mapping[str, StoredText], only: str | None = None,
+                   path: str = "") -> tuple[str, ...]:
     """What the quoted spans of ``fact``'s locators citing a source with a usable stored text in ``texts`` (that
     source alone, with ``only``) state that its figure is not (:func:`passprice.addedfacts.quote_holds_another`):
     the fact's own locator against its value, for a fact of any provenance without a derivation (a derived fact's
@@ -1513,7 +1514,12 @@ def figures_quoted(fact: Fact, texts: Mapping[str, StoredText], only: str | None
     quotes are its basis), and each figure input's
     locator of a derivation against that input's figure. One sentence a locator: ``its quote of SOURCE 'SPAN' states
     8 TB/s, not its value 8.2 TB/s``, ``its dot figure's quote of SOURCE 'SPAN' states …, not its 3.87 TB/s``. Empty
-    where every quote states its figure or none of its dimension. Raises nothing."""
+    where every quote states its figure or none of its dimension. A quote stating the figure among others of its
+    dimension where the record says which is the card's (the column its locator names, ``used / total``, a host
+    link's total: :func:`passprice.quotecolumn.column_mismatch`, ``path`` the fact's key) states the one it selects:
+    ``its fp32 figure's quote of SOURCE 'FP32 67 TFLOPS 60 TFLOPS' states 67 TFLOPS in its H200 SXM column (of 67
+    TFLOPS and 60 TFLOPS), not its 60 TFLOPS`` (a figure moved to the row's NVL figure passed, tests/test_fix56.py).
+    Raises nothing."""
     from passprice.addedfacts import _shown, quote_holds_another
     from passprice.derivations import Derivation
 
@@ -1544,11 +1550,18 @@ def figures_quoted(fact: Fact, texts: Mapping[str, StoredText], only: str | None
         spans = quoted_spans(locator)
         read = _in_named_unit(locator)
         others = quote_holds_another(amount, unit, read) if unit != "1" else _means_not(amount, spans)
+        mine = "its value " if what == "its quote" else "its "
+        if not others and unit != "1":
+            from passprice.quotecolumn import column_mismatch
+
+            name = what.removeprefix("its ").removesuffix(" figure's quote") if what != "its quote" else ""
+            out += [f"{what} of {sid} {moved}"
+                    for moved in column_mismatch(path, name, amount, unit, locator, mine)]
+            continue
         if not others:
             continue
         holding = [span for span, as_read in zip(spans, read, strict=False)
                    if quote_holds_another(amount, unit, [as_read])] or spans
-        mine = "its value " if what == "its quote" else "its "
         out.append(f"{what}{'s' if len(holding) > 1 else ''} of {sid} "
                    f"{', '.join(repr(span[:80]) for span in holding[:3])} state{'' if len(holding) > 1 else 's'} "
                    f"{', '.join(others[:3])}, not {mine}{_shown(amount, unit)}")
@@ -2001,7 +2014,7 @@ def quote_check(path: str, fact: Fact, texts: Mapping[str, StoredText], left: Lo
     # Found, its quotes state another figure than the fact's (a new user's 8.2 TB/s under 'Peak Memory Bandwidth 8
     # TB/s' read `checked`, and check passed it): the quote or the value is wrong (tests/test_fix53w.py).
     # (looked up: a fact whose spans were past the command's bound is `not checked`, said so, as before)
-    mismatch = figures_quoted(fact, texts, only) if not past else ()
+    mismatch = figures_quoted(fact, texts, only, path) if not past else ()
     if mismatch:
         return QuoteCheck(path, MISMATCH, spans, found, (), tuple(unstored),
                           f"{counted}; {escaped('; '.join(mismatch))}", past, mismatch)

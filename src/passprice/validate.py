@@ -8,6 +8,7 @@ expected price's error, |expected / measured − 1|, is what a stack's calibrati
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -392,6 +393,17 @@ def plot(v: Validation, path: Path, force: bool = False) -> None:
     write_atomically(path, buffer.getvalue(), force)
 
 
+def short_why(why: str | None) -> str:
+    """The error cell of a run with no expected price: a refusal's name alone (``refused (NotResident)``), its
+    whole message said once below :func:`validation_text`'s table; ``stack not registered`` as it is. One refused
+    run's message of 200 characters padded every row of the table to its width (tests/test_fix56.py). Raises
+    nothing."""
+    if not why:
+        return ""
+    head = re.match(r"refused \(\w+\)", why)
+    return head.group(0) if head is not None else why
+
+
 def validation_text(v: Validation, stack: str | None = None) -> str:
     """Every run priced, for people: measured, limit (its ratio to measured and the term it binds on, ``limit
     binds``), expected (its error and the term it binds on, ``expected binds``: walkthrough 19, both columns were
@@ -413,7 +425,7 @@ def validation_text(v: Validation, stack: str | None = None) -> str:
                 f"{r.limit_ratio:.3g}" if r.limit_ratio is not None else "",
                 r.binds or "",
                 count(round(r.expected, 1)) if r.expected is not None else "–",
-                f"{100 * r.error:+.1f} %" if r.error is not None else (r.why or ""),
+                f"{100 * r.error:+.1f} %" if r.error is not None else short_why(r.why),
                 r.expected_binds or "",
             ]
         )
@@ -425,6 +437,9 @@ def validation_text(v: Validation, stack: str | None = None) -> str:
             right=(1, 3, 4, 5, 7),
         )
     )
+    refused = [f"  {r.run.id}: {r.why}" for r in v.rows if r.error is None and r.why and short_why(r.why) != r.why]
+    if refused:  # each refused run's whole message once, below the table (it padded every row to its width)
+        lines += ["", "refused runs, each with the model's reason:", *refused]
     lines.append("")
     fitted, unseen = v.split_errors()
     said = [f"mean |error| {100 * sum(e) / len(e):.1f} %, max {100 * max(e):.1f} % over {count(len(e))} "

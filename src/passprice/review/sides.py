@@ -460,9 +460,13 @@ class Checkout:
         # existence is what is checked. One outside the folders
         # listed (`notes/routing.md`, as the README's source record names) is looked up at the revision too: left
         # out, every review whose BASE held it said "BASE cannot price" (session 15's walkthrough).
-        for rel in (named & unread) | self._documents_elsewhere(commit, named - unread - set(files)):
+        documents = (named & unread) | self._documents_elsewhere(commit, named - unread - set(files))
+        for rel in documents:
             make_folders((dest / rel).parent)
             (dest / rel).touch()
+        # Its bytes where they are within the bound (a stored excerpt edited away from its document passed the
+        # review of a revision, the document written empty and not compared: tests/test_fix56.py)
+        self._write_documents(commit, dest, documents - _excerpts_named(files), blobs)
         # A stored excerpt within the cap audit reads one under holds its bytes: check compares them with the
         # record's excerpt_sha256, and the review checks a re-cited fact's quotes in them (tests/test_walk128.py).
         from passprice.sources import EXCERPT_BYTES
@@ -550,6 +554,49 @@ class Checkout:
         it; and the files ``pinned`` (read byte for byte) whose line ends it writes as CRLF
         (:data:`passprice.gitread.LINE_ENDS`). Raises :class:`InputError` naming an oversized ``.gitattributes``."""
         return gitread.revision_rewrites(self.top, self.prefix, commit, self._attribute_blobs(commit), rels, pinned)
+
+    def _write_documents(self, commit: str, dest: Path, rels: Iterable[str],
+                         blobs: Mapping[str, tuple[str, int]]) -> None:
+        """Write into ``dest`` the bytes at ``commit`` of each registry document of ``rels`` (a source's
+        ``source.path``, written empty by :meth:`materialize`) within :data:`DOCUMENT_READ_BYTES` each, in path
+        order while they hold :data:`passprice.gitread.NAMED_TOTAL_BYTES` in all (the rest stay empty, not
+        compared, as before), read in one ``git cat-file --batch`` (:func:`passprice.gitread.read_blobs`): ``check``
+        of the revision compares a stored excerpt with the document it copies
+        (:func:`passprice.lineage.excerpt_copies`), as a work tree's review does. ``blobs``: the blob and size of
+        the paths :meth:`materialize` listed; the others are sized here (``git ls-tree -l``). Raises nothing of its
+        own (a path git does not list is left empty)."""
+        wanted = sorted(rels)
+        if not wanted:
+            return
+        sized = {rel: blobs[rel] for rel in wanted if rel in blobs}
+        others = [rel for rel in wanted if rel not in sized and _plain_inside(rel)]
+        if others:
+            try:
+                listing = _run_git(self.top, ["--literal-pathspecs", "ls-tree", "-l", "-z", "--full-tree", commit,
+                                              "--", *(f"{self.prefix}{n}" for n in others)])
+            except subprocess.CalledProcessError:
+                listing = b""
+            for record in os.fsdecode(listing).split("\0"):
+                meta, _, name = record.partition("\t")
+                fields = meta.split()
+                if (len(fields) == 4 and fields[1] == "blob" and fields[3].isdigit()
+                        and name.startswith(self.prefix) and name[len(self.prefix):] in others):
+                    sized[name[len(self.prefix):]] = (fields[2], int(fields[3]))
+        chosen: dict[str, tuple[str, int]] = {}
+        total = 0
+        for rel in wanted:
+            if rel not in sized or sized[rel][1] > DOCUMENT_READ_BYTES:
+                continue
+            if total + sized[rel][1] > gitread.NAMED_TOTAL_BYTES:
+                break
+            total += sized[rel][1]
+            chosen[rel] = sized[rel]
+        if not chosen:
+            return
+        texts = gitread.read_blobs(self.top, {obj: size for obj, size in chosen.values()})
+        for rel, (obj, _size) in chosen.items():
+            if obj in texts and (dest / rel).is_file() and not (dest / rel).is_symlink():
+                (dest / rel).write_bytes(texts[obj])
 
     def _documents_elsewhere(self, commit: str, names: Iterable[str]) -> set[str]:
         """The paths of ``names`` (relative to the root: registry documents that sources name, outside the folders
