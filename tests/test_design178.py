@@ -503,7 +503,7 @@ def test_7_design_says_every_command_a_stack_is_given_to() -> None:
 #: swa_full and its tensor names ssm_d and token_embd_norm, cattrs' ClassValidationError, a derivation's input
 #: name in facts/cards/ (both_ways), tests/test_forge110.py's LEFT and a test named by its function (test_leftovers_27).
 OTHERS = frozenset({"CAP_DAC_OVERRIDE", "O_DIRECT", "TZ", "LONG_BINPUT", "close_stdout", "file_stat_matches",
-                    "size_base", "swa_full", "ssm_d", "token_embd_norm", "ClassValidationError", "both_ways", "LEFT",
+                    "size_base", "swa_full", "ssm_d", "token_embd_norm", "ClassValidationError", "LEFT",
                     "test_leftovers_27"})
 #: The README's: gguf's ``GGUFWriter`` methods a test of one's own builds a header with.
 README_OTHERS = frozenset({"add_block_count", "add_expert_count", "add_expert_used_count"})

@@ -466,16 +466,18 @@ class Checkout:
             (dest / rel).touch()
         # Its bytes where they are within the bound (a stored excerpt edited away from its document passed the
         # review of a revision, the document written empty and not compared: tests/test_fix56.py)
-        self._write_documents(commit, dest, documents - _excerpts_named(files), blobs)
+        chosen = self._documents_to_read(commit, documents - _excerpts_named(files), blobs)
         # A stored excerpt within the cap audit reads one under holds its bytes: check compares them with the
         # record's excerpt_sha256, and the review checks a re-cited fact's quotes in them (tests/test_walk128.py).
         from passprice.sources import EXCERPT_BYTES
 
         excerpts = {rel: blobs[rel] for rel in _excerpts_named(files) & unread if blobs[rel][1] <= EXCERPT_BYTES}
-        if excerpts:
-            texts = gitread.read_blobs(self.top, {obj: size for obj, size in excerpts.values()})
-            for rel, (obj, _size) in excerpts.items():
-                if obj in texts:
+        # the documents and the excerpts in one `git cat-file --batch` (tests/test_git_inputs.py counts them)
+        both = {**chosen, **excerpts}
+        if both:
+            texts = gitread.read_blobs(self.top, {obj: size for obj, size in both.values()})
+            for rel, (obj, _size) in both.items():
+                if obj in texts and (dest / rel).is_file() and not (dest / rel).is_symlink():
                     (dest / rel).write_bytes(texts[obj])
         return files
 
@@ -555,19 +557,19 @@ class Checkout:
         (:data:`passprice.gitread.LINE_ENDS`). Raises :class:`InputError` naming an oversized ``.gitattributes``."""
         return gitread.revision_rewrites(self.top, self.prefix, commit, self._attribute_blobs(commit), rels, pinned)
 
-    def _write_documents(self, commit: str, dest: Path, rels: Iterable[str],
-                         blobs: Mapping[str, tuple[str, int]]) -> None:
-        """Write into ``dest`` the bytes at ``commit`` of each registry document of ``rels`` (a source's
-        ``source.path``, written empty by :meth:`materialize`) within :data:`DOCUMENT_READ_BYTES` each, in path
-        order while they hold :data:`passprice.gitread.NAMED_TOTAL_BYTES` in all (the rest stay empty, not
-        compared, as before), read in one ``git cat-file --batch`` (:func:`passprice.gitread.read_blobs`): ``check``
-        of the revision compares a stored excerpt with the document it copies
+    def _documents_to_read(self, commit: str, rels: Iterable[str],
+                           blobs: Mapping[str, tuple[str, int]]) -> dict[str, tuple[str, int]]:
+        """The blob and size at ``commit`` of each registry document of ``rels`` (a source's ``source.path``,
+        written empty by :meth:`materialize`) within :data:`DOCUMENT_READ_BYTES` each, in path order while they hold
+        :data:`passprice.gitread.NAMED_TOTAL_BYTES` in all (the rest stay empty, not compared, as before), by path:
+        :meth:`materialize` writes their bytes in the ``git cat-file --batch`` that reads the stored excerpts, so
+        that ``check`` of the revision compares a stored excerpt with the document it copies
         (:func:`passprice.lineage.excerpt_copies`), as a work tree's review does. ``blobs``: the blob and size of
         the paths :meth:`materialize` listed; the others are sized here (``git ls-tree -l``). Raises nothing of its
-        own (a path git does not list is left empty)."""
+        own (a path git does not list is left out)."""
         wanted = sorted(rels)
         if not wanted:
-            return
+            return {}
         sized = {rel: blobs[rel] for rel in wanted if rel in blobs}
         others = [rel for rel in wanted if rel not in sized and _plain_inside(rel)]
         if others:
@@ -591,12 +593,7 @@ class Checkout:
                 break
             total += sized[rel][1]
             chosen[rel] = sized[rel]
-        if not chosen:
-            return
-        texts = gitread.read_blobs(self.top, {obj: size for obj, size in chosen.values()})
-        for rel, (obj, _size) in chosen.items():
-            if obj in texts and (dest / rel).is_file() and not (dest / rel).is_symlink():
-                (dest / rel).write_bytes(texts[obj])
+        return chosen
 
     def _documents_elsewhere(self, commit: str, names: Iterable[str]) -> set[str]:
         """The paths of ``names`` (relative to the root: registry documents that sources name, outside the folders
