@@ -501,7 +501,8 @@ def test_7_design_says_every_command_a_stack_is_given_to() -> None:
 #: Names DESIGN.md gives that are other programs' (each where it is said): Linux's capability and open flag, the
 #: environment's TZ, pickle's opcode, coreutils' close_stdout, git's file_stat_matches, llama.cpp's size_base and
 #: swa_full and its tensor names ssm_d and token_embd_norm, cattrs' ClassValidationError (a derivation's input
-#: name both_ways is code's now: quotecolumn reads it), tests/test_forge110.py's LEFT and a test named by its function (test_leftovers_27).
+#: name both_ways is code's now: quotecolumn reads it), tests/test_forge110.py's LEFT and a test named by its
+#: function (test_leftovers_27).
 OTHERS = frozenset({"CAP_DAC_OVERRIDE", "O_DIRECT", "TZ", "LONG_BINPUT", "close_stdout", "file_stat_matches",
                     "size_base", "swa_full", "ssm_d", "token_embd_norm", "ClassValidationError", "LEFT",
                     "test_leftovers_27"})
