@@ -385,7 +385,7 @@ def test_shipped_code_is_the_code_compile_makes(shipped_scripts: dict[str, tuple
 
     assert len(shipped_scripts) > 500
     for filename, text in shipped_scripts.values():
-        code = generated._shipped(filename, text)
+        code, _ = generated._shipped(filename, text)
         own = compile(text, filename, "exec")
         assert code is not None and code == own and code.co_flags == own.co_flags, filename
         assert [c.co_flags for c in code.co_consts if type(c) is type(code)] == [
@@ -409,8 +409,10 @@ def test_a_shipped_script_is_read_not_compiled_and_a_damaged_one_is_compiled(
     assert len(recorded) == 3
     names = compiled_scripts(monkeypatch)
     generated._listed.clear()
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
     probe, _, cached_hash = probe_classes()
     assert not [n for n in names if "passprice._probe" in n]  # from the folder (its source compiled by importlib)
+    assert len(list(shipped.glob("__pycache__/*.pyc"))) == 3  # as a module's
     generated.flush()
     assert not list(code_dir.glob("*.code"))  # nothing kept in the cache folder: the package ships it
     a = probe(3, 7, ("t",))
@@ -420,10 +422,18 @@ def test_a_shipped_script_is_read_not_compiled_and_a_damaged_one_is_compiled(
     own = probe_classes()
     generated.install()
     assert hash(a) == hash(own[0](3, "7", ("t",)))
-    for p in shipped.glob("*.src"):  # damaged: not code; and no .pyc to read instead
-        p.write_text("def (\n", encoding="utf-8")
     for p in shipped.glob("__pycache__/*"):
         p.unlink()
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)  # no .pyc written: kept in the cache folder instead
+    names.clear()
+    probe_classes()
+    assert not [n for n in names if "passprice._probe" in n] and not list(shipped.glob("__pycache__/*"))
+    generated.flush()
+    assert len(list(code_dir.glob("*.code"))) == 3
+    for p in code_dir.glob("*.code"):
+        p.unlink()
+    for p in shipped.glob("*.src"):  # damaged: not code
+        p.write_text("def (\n", encoding="utf-8")
     names.clear()
     probe_classes()
     assert sum("passprice._probe" in n for n in names) == 3  # compiled as ever (importlib tried the file by its path)

@@ -298,11 +298,13 @@ def _cached(script: str, filename: str) -> CodeType | None:
         if path is not None:
             code = _read(path, filename)
     if code is None:
-        code = _shipped(filename, text)
+        code, compiled = _shipped(filename, text)
         if code is None:
             if path is None:
                 return None
             code = compile(text, filename, "exec")
+            compiled = True
+        if compiled and path is not None:
             _keep(path, marshal.dumps(code))
     return code if number is None else _replaced(code, stand_in, number)
 
@@ -335,15 +337,16 @@ def shipped_name(filename: str, text: str) -> str:
     return blake2b(f"{filename}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()[:40] + _SUFFIX
 
 
-def _shipped(filename: str, text: str) -> CodeType | None:
+def _shipped(filename: str, text: str) -> tuple[CodeType | None, bool]:
     """The code of the script ``text`` compiled under ``filename`` from the package's :data:`SHIPPED` folder, or
     ``None`` where it holds no file of that text (another attrs version, a class edited since the folder was
-    written) or the file does not load. The code is what :class:`importlib.machinery.SourceFileLoader` gives for the
-    file (its ``.pyc`` when current, else the file compiled and its ``.pyc`` written, as for any module), given the
-    script's own name and the future flag :func:`compile` in this module would have given it (the file is compiled
-    without), so it equals ``compile(text, filename, "exec")`` here (``tests/test_generated.py`` compares every
-    one). Why: a run with an empty cache folder compiled every script, 437 M instructions (7.7 %) of a cold review
-    (docs/PERFORMANCE.md)."""
+    written) or the file does not load; and whether it was compiled here with no ``.pyc`` written (a package folder
+    not writable, ``PYTHONDONTWRITEBYTECODE``: then it is kept in the cache folder, for the next run). The code is what
+    :class:`importlib.machinery.SourceFileLoader` gives for the file (its ``.pyc`` when current, else the file
+    compiled and its ``.pyc`` written, as for any module), given the script's own name and the future flag
+    :func:`compile` in this module would have given it (the file is compiled without), so it equals
+    ``compile(text, filename, "exec")`` here (``tests/test_generated.py`` compares every one). Why: a run with an
+    empty cache folder compiled every script, 437 M instructions (7.7 %) of a cold review (docs/PERFORMANCE.md)."""
     folder = SHIPPED
     names = _listed.get(folder)
     if names is None:
@@ -353,17 +356,46 @@ def _shipped(filename: str, text: str) -> CodeType | None:
             names = frozenset()
         _listed[folder] = names
     if not names:
-        return None
+        return None, False
     name = shipped_name(filename, text)
     if name not in names:
-        return None
-    from importlib.machinery import SourceFileLoader
-
+        return None, False
+    loader = _loader_class()("passprice.methods", os.path.join(folder, name))
     try:
-        code = SourceFileLoader("passprice.methods", os.path.join(folder, name)).get_code("passprice.methods")
+        code = loader.get_code("passprice.methods")
     except (ImportError, OSError, SyntaxError, ValueError, EOFError, TypeError):
-        return None
-    return _as_compiled(code, filename) if type(code) is CodeType else None
+        return None, False
+    if type(code) is not CodeType:
+        return None, False
+    compiled = loader.compiled
+    if compiled:  # compiled here: its .pyc written (as a module's), or not (a folder not writable, -B)
+        from importlib.util import cache_from_source
+
+        compiled = not os.path.exists(cache_from_source(loader.path))
+    return _as_compiled(code, filename), compiled
+
+
+#: :func:`_loader_class`' answer, made once a process.
+_LOADER: list[Any] = []
+
+
+def _loader_class() -> Any:
+    """:class:`importlib.machinery.SourceFileLoader`, noting in ``compiled`` whether it compiled the file (no current
+    ``.pyc``); the class made when the first shipped script is read."""
+    if not _LOADER:
+        from importlib.machinery import SourceFileLoader
+
+        class Loader(SourceFileLoader):
+            compiled = False
+
+            def source_to_code(  # type: ignore[override]  # importlib's own signature (a staticmethod in its stub)
+                self, data: Any, path: Any, *, _optimize: int = -1
+            ) -> Any:
+                self.compiled = True
+                return super().source_to_code(data, path, _optimize=_optimize)
+
+        _LOADER.append(Loader)
+    return _LOADER[0]
 
 
 def _as_compiled(code: CodeType, filename: str) -> CodeType:
