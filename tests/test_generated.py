@@ -215,12 +215,18 @@ def counting(source, filename, *a, **k):
     compiled.append(str(filename))
     return real(source, filename, *a, **k)
 builtins.compile = counting
+import sys
+from passprice import generated
+if sys.argv[1:] == ["unshipped"]:
+    generated.SHIPPED = "/nonexistent/methods"  # the cache folder alone
 from passprice.cli import cli
 try:
     cli(["price", "r1-qwen7b-h200", "--json"], prog_name="passprice")
 except SystemExit as e:
     assert e.code == 0, e.code
-print("compiled:" + ",".join(n for n in compiled if n.startswith("<attrs generated methods passprice.")))
+names = [n for n in compiled if n.startswith("<attrs generated methods passprice.")]
+print("widths:" + ",".join(str(len(str(hash(f"<attrs generated hash {n[25:-1]}>")))) for n in names))
+print("compiled:" + ",".join(names))
 """
 
 
@@ -229,12 +235,27 @@ def test_a_warm_price_compiles_none_of_passprices_methods(tmp_path: Path) -> Non
     env.pop("PASSPRICE_NO_CACHE", None)
     lines = []
     for _ in range(2):
-        done = subprocess.run([sys.executable, "-c", _PRICE], capture_output=True, text=True, cwd=REPO, env=env)
+        done = subprocess.run([sys.executable, "-c", _PRICE, "unshipped"], capture_output=True, text=True, cwd=REPO,
+                              env=env)
         assert done.returncode == 0, done.stderr
         lines.append(done.stdout.splitlines()[-1])
     cold, warm = (set(filter(None, line.removeprefix("compiled:").split(","))) for line in lines)
     assert "<attrs generated methods passprice.serving.Serving>" in cold  # the first run compiles them all
     assert warm == set()
+
+
+def test_a_cold_price_compiles_only_scripts_of_a_width_not_shipped(tmp_path: Path) -> None:
+    # An empty cache folder: every script of passprice's classes comes from the package's methods folder, but for a
+    # class whose __hash__ number (this seed's) has a width the folder does not ship.
+    env = {**os.environ, "PASSPRICE_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("PASSPRICE_NO_CACHE", None)
+    for seed in ("0", "3"):
+        done = subprocess.run([sys.executable, "-c", _PRICE], capture_output=True, text=True, cwd=REPO,
+                              env={**env, "PYTHONHASHSEED": seed})
+        assert done.returncode == 0, done.stderr
+        widths, names = (line.split(":", 1)[1] for line in done.stdout.splitlines()[-2:])
+        assert not set(map(int, filter(None, widths.split(",")))) & set(generated.SHIPPED_WIDTHS), names
+        assert len(list(filter(None, names.split(",")))) <= 3, names  # 2 of the 100-odd under seed 0
 
 
 def test_pruning_removes_only_kept_code(code_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -258,6 +279,7 @@ def counting(source, filename, *a, **k):
     return real(source, filename, *a, **k)
 builtins.compile = counting
 from passprice import generated
+generated.SHIPPED = "/nonexistent/methods"  # the cache folder alone
 generated.install_early()
 import attrs
 assert not any(f is generated._AfterAttrsBuilder for f in sys.meta_path)  # gone once attr._make was found
@@ -295,6 +317,7 @@ def counting(source, filename, *a, **k):
 builtins.compile = counting
 if sys.argv[1] == "hook":
     from passprice import generated
+    generated.SHIPPED = "/nonexistent/methods"  # the cache folder alone
     generated.install_early()
 import attr._make as m
 assert "compile" not in vars(m)  # the stand-in is gone once the module has run
@@ -328,3 +351,91 @@ def test_the_classes_attr_make_defines_as_it_runs_are_kept_too(tmp_path: Path) -
         assert cold[0] == warm[0] == own[0] and int(own[0].split()[0]) >= 10  # the same code, each script
         assert "<attrs generated __hash__ attr._make.Attribute>" in cold[2]
         assert warm[2] == "compiled:"  # read from the cache, none compiled
+
+
+@pytest.fixture(scope="module")
+def shipped_scripts() -> dict[str, tuple[str, str]]:
+    """What ``python -m passprice.generated --write`` would write today: each file's name, script name and text."""
+    return generated.collect()
+
+
+def test_the_shipped_methods_folder_holds_today_s_scripts(shipped_scripts: dict[str, tuple[str, str]]) -> None:
+    # Regenerate with `python -m passprice.generated --write` when a class is added or changed (README).
+    folder = Path(generated.SHIPPED)
+    files = {p.name: p.read_text(encoding="utf-8") for p in folder.glob("*.src")}
+    assert sorted(files) == sorted(shipped_scripts)
+    assert all(files[name] == text for name, (_, text) in shipped_scripts.items())
+    names = {filename for filename, _ in shipped_scripts.values()}
+    assert "<attrs generated methods passprice.serving.Serving>" in names
+    assert "<attrs generated methods attr.validators._InstanceOfValidator>" in names
+    assert "<attrs generated __hash__ attr._make.Attribute>" in names
+    # a class with a __hash__: its script in each width shipped, the stand-in's 7s of that width
+    serving = [t for f, t in shipped_scripts.values() if f.endswith("passprice.serving.Serving>")]
+    assert len(serving) == len(generated.SHIPPED_WIDTHS) == 3
+    assert sorted(sum(t.count(f" {'7' * w},\n") for t in serving) for w in (18, 19, 20)) == [1, 1, 1]
+    assert sorted(sum(t.count(f" {'7' * w},\n") for w in (18, 19, 20)) for t in serving) == [1, 1, 1]
+
+
+def test_shipped_code_is_the_code_compile_makes(shipped_scripts: dict[str, tuple[str, str]]) -> None:
+    # from __future__ import annotations here as in generated.py and attr._make: compile() inherits its flag
+
+    def named(code: Any, filename: str) -> bool:
+        return code.co_filename == filename and all(
+            named(c, filename) for c in code.co_consts if type(c) is type(code))
+
+    assert len(shipped_scripts) > 500
+    for filename, text in shipped_scripts.values():
+        code, _ = generated._shipped(filename, text)
+        own = compile(text, filename, "exec")
+        assert code is not None and code == own and code.co_flags == own.co_flags, filename
+        assert [c.co_flags for c in code.co_consts if type(c) is type(code)] == [
+            c.co_flags for c in own.co_consts if type(c) is type(own)]
+        assert named(code, filename)
+
+
+def test_a_shipped_script_is_read_not_compiled_and_a_damaged_one_is_compiled(
+    code_dir: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    recorded: list[tuple[str, str, int]] = []
+    monkeypatch.setattr(generated, "_recorded", recorded)
+    monkeypatch.setattr(generated, "SHIPPED", str(tmp_path / "methods"))
+    probe_classes()
+    generated.forget()  # the cache folder stays empty
+    monkeypatch.setattr(generated, "_recorded", None)
+    shipped = tmp_path / "methods"
+    shipped.mkdir()
+    for filename, text, _ in recorded:
+        (shipped / generated.shipped_name(filename, text)).write_text(text, encoding="utf-8")
+    assert len(recorded) == 3
+    names = compiled_scripts(monkeypatch)
+    generated._listed.clear()
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    probe, _, cached_hash = probe_classes()
+    assert not [n for n in names if "passprice._probe" in n]  # from the folder (its source compiled by importlib)
+    assert len(list(shipped.glob("__pycache__/*.pyc"))) == 3  # as a module's
+    generated.flush()
+    assert not list(code_dir.glob("*.code"))  # nothing kept in the cache folder: the package ships it
+    a = probe(3, 7, ("t",))
+    assert a == probe(3, "7", ("t",)) and repr(a) == "Probe(size=3, name='7', tags=('t',))"
+    assert hash(cached_hash(1.5)) == hash(cached_hash(1.5))
+    generated.uninstall()
+    own = probe_classes()
+    generated.install()
+    assert hash(a) == hash(own[0](3, "7", ("t",)))
+    for p in shipped.glob("__pycache__/*"):
+        p.unlink()
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)  # no .pyc written: kept in the cache folder instead
+    names.clear()
+    probe_classes()
+    assert not [n for n in names if "passprice._probe" in n] and not list(shipped.glob("__pycache__/*"))
+    generated.flush()
+    assert len(list(code_dir.glob("*.code"))) == 3
+    for p in code_dir.glob("*.code"):
+        p.unlink()
+    for p in shipped.glob("*.src"):  # damaged: not code
+        p.write_text("def (\n", encoding="utf-8")
+    names.clear()
+    probe_classes()
+    assert sum("passprice._probe" in n for n in names) == 3  # compiled as ever (importlib tried the file by its path)
+    generated.flush()
+    assert len(list(code_dir.glob("*.code"))) == 3

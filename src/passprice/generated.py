@@ -27,6 +27,13 @@ so it is read only when it is a regular file owned by the user and writable by n
 replaced. What a process compiled is written when it exits, each file through a temporary file and a rename, so a
 concurrent run sees a whole file or none; past :data:`MAX_SCRIPTS` files, the older half is removed.
 ``PASSPRICE_NO_CACHE=1`` and ``passprice --no-cache`` bypass it as they bypass the rest of the cache.
+
+A script the cache folder does not hold (a first run, an empty cache folder, ``--no-cache``) is looked for in the
+package's own ``methods`` folder (:data:`SHIPPED`) before it is compiled: every script its classes (and attrs' own)
+have, one file each, written by ``python -m passprice.generated --write`` and named by the digest of its name and
+text (:func:`shipped_name`), whose code Python's import machinery keeps in ``__pycache__`` as a module's. A text the
+folder lacks (another attrs version, a class edited since, a number of a width not shipped) is compiled as ever;
+``tests/test_generated.py`` fails until the folder holds exactly the scripts of today's classes.
 """
 
 from __future__ import annotations
@@ -269,27 +276,178 @@ def _replaced(code: CodeType, old: int, new: int) -> CodeType:
 
 
 def _cached(script: str, filename: str) -> CodeType | None:
-    """The code of ``script`` (compiled under ``filename``), from the cache or compiled and kept for the next run;
-    ``None`` when the cache is bypassed or the script is not one to keep."""
-    cache, blake2b = _tools()[:2]
-    if not cache.enabled():
-        return None
+    """The code of ``script`` (compiled under ``filename``): from the user's cache folder, else from the code shipped
+    with the package (:func:`_shipped`), else compiled and kept in the cache folder for the next run; ``None`` when
+    the script is not one to keep, or when the cache is bypassed and the package ships none for it."""
     found = _stand_in(script, filename)
     if found is None:
         return None
     text, number, stand_in = found
-    # surrogatepass: a package folder named in bytes that are not UTF-8 holds lone surrogates (cache._key_start).
-    key = blake2b(f"{sys.version}\0{filename}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()[:40]
-    try:
-        folder = _folder()
-    except RuntimeError:  # no home folder to find the cache in
-        return None
-    path = os.path.join(folder, f"{key}.code")
-    code = _read(path, filename)
+    if _recorded is not None:
+        _recorded.append((filename, text, stand_in))
+    cache, blake2b = _tools()[:2]
+    path = None
+    code = None
+    if cache.enabled():
+        # surrogatepass: a package folder named in bytes that are not UTF-8 holds lone surrogates (cache._key_start).
+        key = blake2b(f"{sys.version}\0{filename}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()[:40]
+        try:
+            path = os.path.join(_folder(), f"{key}.code")
+        except RuntimeError:  # no home folder to find the cache in
+            path = None
+        if path is not None:
+            code = _read(path, filename)
     if code is None:
-        code = compile(text, filename, "exec")
-        _keep(path, marshal.dumps(code))
+        code, compiled = _shipped(filename, text)
+        if code is None:
+            if path is None:
+                return None
+            code = compile(text, filename, "exec")
+            compiled = True
+        if compiled and path is not None:
+            _keep(path, marshal.dumps(code))
     return code if number is None else _replaced(code, stand_in, number)
+
+
+#: The folder of the method scripts shipped with the package (:func:`_shipped`), each the text :func:`_cached`
+#: keys (the stand-in in its ``__hash__``) in a file of its own, ``KEY.src``, written by ``python -m
+#: passprice.generated --write``; Python's own import machinery keeps each one's code in ``__pycache__`` beside it,
+#: as for a module.
+SHIPPED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "methods")
+_SUFFIX = ".src"
+#: The names in :data:`SHIPPED`, by the folder they were listed in (once a process).
+_listed: dict[str, frozenset[str]] = {}
+#: The future flag every script's code has where attrs (and this module) compile it: both modules are compiled
+#: under ``from __future__ import annotations``, which ``compile`` inherits (``__future__.annotations.compiler_flag``).
+_FUTURE_ANNOTATIONS = 0x1000000
+#: The scripts :func:`_cached` was asked for while :func:`collect` records them (their name, text and stand-in),
+#: else ``None``.
+_recorded: list[tuple[str, str, int]] | None = None
+#: The widths of the number a ``__hash__`` starts from (:func:`_stand_in`) whose scripts are shipped: 19 and 20
+#: characters (``-`` and 19 digits) are each about 49 % of the numbers ``hash()`` gives, 18 about 5 %; a class's
+#: script in a process whose number has another width (about 0.5 %) is compiled.
+SHIPPED_WIDTHS = (18, 19, 20)
+
+
+def shipped_name(filename: str, text: str) -> str:
+    """The file name in :data:`SHIPPED` of the script ``text`` compiled under ``filename``: the first 40 hex digits
+    of the BLAKE2b digest of both (not of the interpreter's version: each interpreter keeps its own ``.pyc``)."""
+    from passprice.digests import blake2b
+
+    return blake2b(f"{filename}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()[:40] + _SUFFIX
+
+
+def _shipped(filename: str, text: str) -> tuple[CodeType | None, bool]:
+    """The code of the script ``text`` compiled under ``filename`` from the package's :data:`SHIPPED` folder, or
+    ``None`` where it holds no file of that text (another attrs version, a class edited since the folder was
+    written) or the file does not load; and whether it was compiled here with no ``.pyc`` written (a package folder
+    not writable, ``PYTHONDONTWRITEBYTECODE``: then it is kept in the cache folder, for the next run). The code is what
+    :class:`importlib.machinery.SourceFileLoader` gives for the file (its ``.pyc`` when current, else the file
+    compiled and its ``.pyc`` written, as for any module), given the script's own name and the future flag
+    :func:`compile` in this module would have given it (the file is compiled without), so it equals
+    ``compile(text, filename, "exec")`` here (``tests/test_generated.py`` compares every one). Why: a run with an
+    empty cache folder compiled every script, 437 M instructions (7.7 %) of a cold review (docs/PERFORMANCE.md)."""
+    folder = SHIPPED
+    names = _listed.get(folder)
+    if names is None:
+        try:
+            names = frozenset(os.listdir(folder))
+        except OSError:
+            names = frozenset()
+        _listed[folder] = names
+    if not names:
+        return None, False
+    name = shipped_name(filename, text)
+    if name not in names:
+        return None, False
+    loader = _loader_class()("passprice.methods", os.path.join(folder, name))
+    try:
+        code = loader.get_code("passprice.methods")
+    except (ImportError, OSError, SyntaxError, ValueError, EOFError, TypeError):
+        return None, False
+    if type(code) is not CodeType:
+        return None, False
+    compiled = loader.compiled
+    if compiled:  # compiled here: its .pyc written (as a module's), or not (a folder not writable, -B)
+        from importlib.util import cache_from_source
+
+        compiled = not os.path.exists(cache_from_source(loader.path))
+    return _as_compiled(code, filename), compiled
+
+
+#: :func:`_loader_class`' answer, made once a process.
+_LOADER: list[Any] = []
+
+
+def _loader_class() -> Any:
+    """:class:`importlib.machinery.SourceFileLoader`, noting in ``compiled`` whether it compiled the file (no current
+    ``.pyc``); the class made when the first shipped script is read."""
+    if not _LOADER:
+        from importlib.machinery import SourceFileLoader
+
+        class Loader(SourceFileLoader):
+            compiled = False
+
+            def source_to_code(  # type: ignore[override]  # importlib's own signature (a staticmethod in its stub)
+                self, data: Any, path: Any, *, _optimize: int = -1
+            ) -> Any:
+                self.compiled = True
+                return super().source_to_code(data, path, _optimize=_optimize)
+
+        _LOADER.append(Loader)
+    return _LOADER[0]
+
+
+def _as_compiled(code: CodeType, filename: str) -> CodeType:
+    """``code`` and every code in its constants named ``filename`` and given :data:`_FUTURE_ANNOTATIONS`."""
+    consts = tuple(_as_compiled(c, filename) if type(c) is CodeType else c for c in code.co_consts)
+    return code.replace(co_filename=filename, co_flags=code.co_flags | _FUTURE_ANNOTATIONS, co_consts=consts)
+
+
+_COLLECT = """
+import importlib, json, pkgutil, sys
+from passprice import generated
+generated._recorded = []
+generated.install_early()
+import attr, passprice
+for found in pkgutil.walk_packages(passprice.__path__, "passprice."):
+    if found.name != "passprice.__main__":
+        importlib.import_module(found.name)
+json.dump(generated._recorded, sys.stdout)
+"""
+
+
+def collect() -> dict[str, tuple[str, str]]:
+    """The name attrs compiles it under and the text of every method script the package's classes (and attrs' own)
+    have when each of its modules is imported in a fresh process (each ``__hash__``'s in :data:`SHIPPED_WIDTHS`'
+    widths), by its file name in :data:`SHIPPED`. Raises :class:`RuntimeError` when that
+    process fails."""
+    import json
+    import subprocess
+
+    env = {**os.environ, "PASSPRICE_NO_CACHE": "1"}
+    done = subprocess.run([sys.executable, "-c", _COLLECT], capture_output=True, text=True, env=env)
+    if done.returncode != 0:
+        raise RuntimeError(f"collecting the method scripts failed: {done.stderr[-500:]}")
+    scripts: dict[str, tuple[str, str]] = {}
+    for filename, text, stand_in in json.loads(done.stdout):
+        texts = [text] if not stand_in else [text.replace(str(stand_in), "7" * width) for width in SHIPPED_WIDTHS]
+        scripts.update((shipped_name(filename, t), (filename, t)) for t in texts)
+    return scripts
+
+
+def write(folder: str = SHIPPED) -> int:
+    """Write :func:`collect`'s scripts to ``folder``, each ``KEY.src``, and remove any other ``.src`` file there;
+    the number of files written."""
+    scripts = collect()
+    os.makedirs(folder, exist_ok=True)
+    for name in os.listdir(folder):
+        if name.endswith(_SUFFIX) and name not in scripts:
+            os.unlink(os.path.join(folder, name))
+    for name, (_, text) in scripts.items():
+        with open(os.path.join(folder, name), "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+    return len(scripts)
 
 
 #: The variables of the environment :func:`passprice.cachefolder.folder` reads (``HOME`` through
@@ -435,3 +593,9 @@ def _prune(folder: str) -> None:
 def forget() -> None:
     """Drop what this process has compiled and not yet written (the tests use it)."""
     _pending.clear()
+
+
+if __name__ == "__main__":  # pragma: no cover - python -m passprice.generated --write
+    if sys.argv[1:] != ["--write"]:
+        sys.exit("usage: python -m passprice.generated --write")
+    print(f"{write()} method scripts written to {SHIPPED}")
