@@ -257,7 +257,8 @@ def test_a_commit_of_thousands_of_files_costs_one_cat_file_and_reads_none_of_the
     assert not any("many/" in rel or rel.endswith(".txt") for rel in files)
     assert len(spy) == 2 and 0 < len(spy[0]) <= len(files)
     assert not (side / "facts" / "cards" / "n0.txt").exists()
-    # The cards, the README a source names by path (there, empty: a source's document is checked to exist), and the
+    # The cards, the README a source names by path (its bytes: a stored excerpt is compared with the document it
+    # copies, read in the excerpts' cat-file, tests/test_fix56.py; it was written empty), and the
     # folders holding unread files (a folder named bogus.toml is still there for check to report), their .toml files
     # named but empty (check's stray-folder rule counts their names: slip round 10), nothing else written.
     assert sorted(os.listdir(side / "facts" / "cards")) == sorted(
@@ -265,7 +266,8 @@ def test_a_commit_of_thousands_of_files_costs_one_cat_file_and_reads_none_of_the
     assert sorted(os.listdir(side / "facts" / "cards" / "many")) == sorted(f"f{i}.toml" for i in range(1000))
     assert {(side / "facts" / "cards" / "many" / "f7.toml").read_bytes()} == {b""}
     assert os.listdir(side / "facts" / "cards" / "bogus.toml") == []
-    assert (side / "facts" / "cards" / "README.md").read_bytes() == b""
+    readme = "facts/cards/README.md"
+    assert (side / readme).read_bytes() == (root / readme).read_bytes()
     result = invoke("diff", "main", "pr", root=root)
     assert result.stdout.splitlines()[1].startswith("1 fact changed in 1 file"), result.output
     assert result.exit_code == 2 and "facts/cards/bogus.toml: is a folder, not a card file" in result.stderr

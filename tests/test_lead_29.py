@@ -36,14 +36,18 @@ def _halved_host(tmp_path: Path) -> tuple[Path, Path]:
 def test_a_host_capacity_no_price_rests_on_moves_no_lock(tmp_path: Path) -> None:
     base, head = _halved_host(tmp_path)
     result = invoke("diff", str(base), str(head), root=head)
-    assert result.exit_code == 0, result.output
+    # it fails for its citation alone: the locator quotes the 512 GiB placeholder it kept
+    # (tests/test_review_contradicted.py)
+    assert result.exit_code == 1, result.output
+    assert result.stderr.startswith("passprice: refused: 1 fact contradicted by the citation it kept "
+                                    "(h200_sxm_141gb:host.capacity): ")
     # before: "1 lock affected, 1 price moved unreviewed; 8 locks unaffected", exit 1. 10 locks: the 9 shipped (the
     # shipped stack lock r1-qwen7b-h200-llamacpp among them, unmoved too) and r1-stack.
     # The 2 warnings of check on HEAD: r1-stack duplicates the shipped r1-qwen7b-h200-llamacpp (same serving, pins,
     # floors and price), which the review lists as check does (tests/test_odds165.py), and the 22 unknown dates.
     assert result.stdout.splitlines()[1] == (
-        "1 fact changed in 1 file, 1 to verify in its source; no lock affected; 2 warnings of check on HEAD; "
-        "11 locks unaffected")
+        "1 fact changed in 1 file, 1 to verify in its source; 1 fact contradicted by the citation it kept; no lock "
+        "affected; 2 warnings of check on HEAD; 11 locks unaffected")
     assert "warning: locks/r1-stack.lock.toml duplicates locks/r1-qwen7b-h200-llamacpp.lock.toml" in result.stdout
     for lock in ("r1-stack", "r1-qwen7b-h200-llamacpp", "r1-qwen7b-h200"):
         priced = invoke("price", "--lock", lock, root=head)

@@ -51,7 +51,15 @@ def test_fact_set_names_five_locks_below_a_floor_then_counts_the_rest(tmp_path: 
     assert floors == [*(_floor_line(f"copy{i:04}.lock.toml") for i in range(1, 6)),
                       "passprice: warning: facts/cards/h200_sxm_141gb.toml: and 996 more locks below their floors "
                       "for streams.rewrite (`passprice check` lists every one)"]
-    assert len(out.stderr.splitlines()) == 8  # was 1,003: two notes on the entry, then 1,001 floor lines
+    # was 1,003: two notes on the entry, then 1,001 floor lines; and the locked prices the edit moves, the first five
+    # named, the rest counted, as the floor lines are
+    assert len(out.stderr.splitlines()) == 9
+    (moves,) = [line for line in out.stderr.splitlines() if ": the edit moves " in line]
+    assert moves.startswith("passprice: warning: facts/cards/h200_sxm_141gb.toml: streams.rewrite: the edit moves "
+                            "1,001 locked prices (")
+    assert (" and 996 more (`passprice check` lists every one)): a review fails it unless the change re-locks each: "
+            in moves)
+    assert moves.count("passprice lock --update") == 5 and moves.endswith(", …")
 
 
 def test_fact_set_with_two_locks_below_a_floor_names_both(tmp_path: Path) -> None:

@@ -128,24 +128,29 @@ def test_3_the_rule_reads_both_figures_in_the_quote() -> None:
 
 def test_3_an_input_moved_to_the_other_column_of_its_quote_is_named(tmp_path: Path) -> None:
     """The H200's ``fp32`` 67 → 60 TFLOPS under ``'FP32 67 TFLOPS 60 TFLOPS'`` (the NVL column), recomputed and
-    re-locked: ``check`` passes (the quote states 60 TFLOPS); the review names the move (⚠️, to verify, exit 0)."""
+    re-locked: ``check`` passed (the quote states 60 TFLOPS) and the review named the move (⚠️, to verify, exit 0);
+    the locator naming the H200 SXM column, check fails it now, and the review with it."""
     root = _registry(tmp_path)
     _edit(root, CARD, "derivation.inputs.fp32 = { value = 67,", "derivation.inputs.fp32 = { value = 60,")
     with contextlib.chdir(root):
         assert invoke("fact", "recompute", "h200_sxm_141gb", root=root).exit_code == 0
         for name in H200_LOCKS:
             assert invoke("lock", "--update", "-o", f"locks/{name}.lock.toml", root=root).exit_code == 0
-        assert invoke("check", root=root).exit_code == 0
+        checked = invoke("check", root=root)
+    # the locator's words name the H200 SXM column: 60 TFLOPS is the other column's, and check fails it now
+    # (tests/test_fix56.py); the review fails with it (HEAD fails check), still naming the move
+    assert checked.exit_code == 1, checked.output
+    assert "states 67 TFLOPS in its H200 SXM column" in checked.output, checked.output
     code, out, err = _diff(root)
-    assert code == 0, out + err
-    assert out.startswith("⚠️ passprice diff")
+    assert code == 1, out + err
+    assert out.startswith("❌ passprice diff")
     assert out.splitlines()[1].startswith("3 facts changed in 1 file, 1 to verify in its source; ")
     assert ("to verify: its input fp32 moved (67 TFLOPS → 60 TFLOPS) but its citation did not: moved from one "
             "figure of its quote to another: 67 TFLOPS → 60 TFLOPS; which column is this card's?: "
             "nvidia-h200-product-page: Specifications table, H200 SXM column (a row: its label, the H200 SXM figure, "
             "the H200 NVL figure): 'FP32 67 TFLOPS 60 TFLOPS'") in out
     code, out, _ = _diff(root, "--format", "json")
-    assert (code, json.loads(out)["to_verify"]) == (0, ["h200_sxm_141gb:vector"])
+    assert (code, json.loads(out)["to_verify"]) == (1, ["h200_sxm_141gb:vector"])
 
 
 # --- (4) a fact held to the excerpt its change removed --------------------------------------------------------------

@@ -320,7 +320,11 @@ def test_raising_memory_bandwidth_makes_each_stream_share_stale(tmp_path: Path) 
         f"from today's inputs it is {recomputed[path]}, not {was[path]}"
         for path in ("streams.read", "streams.rewrite", "streams.append")
     ]
-    assert result.stderr.splitlines() == [f"passprice: warning: {H200_FILE}: {line}" for line in expected] + [
+    moves = [line for line in result.stderr.splitlines() if ": the edit moves " in line]
+    assert len(moves) == 1 and moves[0].startswith(
+        f"passprice: warning: {H200_FILE}: memory.bandwidth: the edit moves 5 locked prices (qwen3-30b-a3b-h200, ")
+    assert [line for line in result.stderr.splitlines() if line not in moves] == [
+        f"passprice: warning: {H200_FILE}: {line}" for line in expected] + [
         f"passprice: warning: {H200_FILE}: `passprice fact recompute {H200}` writes them from today's inputs "
         "(`passprice diff` fails a change that leaves a derived fact stale)"  # walkthrough 15: how to fix them
     ]
@@ -388,6 +392,10 @@ def test_fact_set_takes_a_derivation_and_refuses_cite_and_unknown_sources(tmp_pa
     assert result.stderr == (  # the entry is written as given: the old note, not given again, is said to be gone
         "passprice: warning: facts/cards/h200_sxm_141gb.toml: streams.rewrite: its note was removed (fact set writes "
         "the entry as given: --note keeps one)\n"
+        # the lock whose price the edit moves, with its re-lock command (a new user's first review failed on such)
+        "passprice: warning: facts/cards/h200_sxm_141gb.toml: streams.rewrite: the edit moves 1 locked price "
+        "(qwen35-27b-h200-mtp): a review fails it unless the change re-locks it: `passprice lock --update -o "
+        "locks/qwen35-27b-h200-mtp.lock.toml`\n"
         # walkthrough 34: the edit's place below the MTP lock's floor is said before any commit (check) says it
         "passprice: warning: facts/cards/h200_sxm_141gb.toml: streams.rewrite is estimated now, below the floor "
         "measured of lock qwen35-27b-h200-mtp: `passprice check` (the pre-commit hook) and the review fail it; restore "

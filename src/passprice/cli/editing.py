@@ -366,16 +366,22 @@ def fact_set_command(
         # change re-locks them (a new user's first review failed on 4)
         from passprice.check import prices_moved_by
         from passprice.enforce import command_span
+        from passprice.locks import MAX_FLOOR_WARNINGS
 
         moved = prices_moved_by(root, name, where.path)
         if moved:
+            # the first few named, as the floor lines below are (1,001 copies of a lock made one line of 1,001 names
+            # and commands: tests/test_leftovers_30.py)
+            shown_moved = moved[:MAX_FLOOR_WARNINGS]
             relocks = ", ".join(command_span(["passprice", "lock", "--update", "-o", s.pasted or s.path])
-                                for s in moved)
+                                for s in shown_moved)
+            rest = (f" and {len(moved) - len(shown_moved):,} more (`passprice check` lists every one)"
+                    if len(moved) > len(shown_moved) else "")
             one = len(moved) == 1
-            warned.append(("price_moved", f"{shown}: {where.path}: the edit moves {len(moved)} locked "
-                                          f"price{'' if one else 's'} ({', '.join(s.name for s in moved)}): a review "
-                                          f"fails it unless the change re-locks {'it' if one else 'each'}: "
-                                          f"{relocks}"))
+            warned.append(("price_moved", f"{shown}: {where.path}: the edit moves {len(moved):,} locked "
+                                          f"price{'' if one else 's'} ({', '.join(s.name for s in shown_moved)}"
+                                          f"{rest}): a review fails it unless the change re-locks "
+                                          f"{'it' if one else 'each'}: {relocks}{rest and ', …'}"))
     if not draft and edit.old is not None and edit.new.provenance.weaker_than(edit.old.provenance):
         from passprice.locks import MAX_FLOOR_WARNINGS, floors_below
         from passprice.registry import pasted_path

@@ -239,7 +239,8 @@ class FactChange:
         stale = self._quotes_old_figure() if new.derivation is None else None
         from passprice.sources import MISMATCH
 
-        if stale is not None and (self.quote is None or self.quote.state != MISMATCH):  # else failed as a MISMATCH
+        if stale is not None and (self.quote is None or self.quote.state != MISMATCH) and not self.against_removed:
+            # (else failed already: a MISMATCH, or against the excerpt the change removed)
             return (f"the value moved ({old.describe()} → {new.describe()}) under the citation it had, whose locator "
                     f"quotes {stale[1]}, not {new.describe()}: cite the place stating {new.describe()}, or keep "
                     f"{old.describe()}")
